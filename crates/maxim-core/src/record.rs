@@ -302,10 +302,12 @@ impl RecordMeta {
         self
     }
 
-    /// Records an access: `accessed_at = now`, `access_count + 1`.
+    /// Records an access: `accessed_at = now`, `access_count + 1`, and a rehearsal of the
+    /// trace (its decay clock restarts; its strength is unchanged).
     pub fn touch(&mut self, now: Timestamp) {
         self.accessed_at = now;
         self.access_count = self.access_count.saturating_add(1);
+        self.trace.rehearse(now);
     }
 
     /// Marks the record long-term, consolidated `now`. Returns false if it already was.
@@ -316,12 +318,6 @@ impl RecordMeta {
         self.long_term = true;
         self.consolidated_at = Some(now);
         true
-    }
-
-    /// The last time the record was used: its last access or its last reinforcement,
-    /// whichever is later. Trace decay and tiers count from here.
-    pub fn last_active(&self) -> Timestamp {
-        self.accessed_at.max(self.trace.last_reinforced())
     }
 }
 
@@ -401,6 +397,6 @@ mod tests {
         assert!(m.promote(t1));
         assert!(!m.promote(Timestamp::from_secs(30)));
         assert_eq!(m.consolidated_at, Some(t1));
-        assert_eq!(m.last_active(), t1);
+        assert_eq!(m.trace.last_reinforced(), t1);
     }
 }

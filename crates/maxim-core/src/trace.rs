@@ -119,8 +119,14 @@ impl TraceState {
         self.reinforcement_count
     }
 
-    /// When the trace was last reinforced.
+    /// When the trace was last reinforced or rehearsed.
     pub fn last_reinforced(&self) -> Timestamp {
         self.last_reinforced
+    }
+
+    /// Records a retrieval: `last_reinforced = now`, strength and peak unchanged (the
+    /// rehearsal of lex-memory's `retrieve_and_reinforce`). A retrieval keeps a trace hot.
+    pub fn rehearse(&mut self, now: Timestamp) {
+        self.last_reinforced = self.last_reinforced.max(now);
     }
 }
