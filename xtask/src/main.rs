@@ -1,1 +1,174 @@
-fn main() {}
+//! Project automation for maxim: `cargo xtask bench | tidy | ci`.
+//!
+//! - `cargo xtask tidy` checks the layering (a leaf crate depends on `maxim-core` and on no
+//!   other workspace crate), that every source file opens with `//!` docs, and that the
+//!   repository's top level holds only what the design card lists.
+//! - `cargo xtask ci` runs `.ci/run`, the same script CI runs.
+//! - `cargo xtask bench [BENCH] [--save NAME | --baseline NAME]` runs the criterion benchmarks
+//!   of the `maxim-benches` crate (all of them, or one), optionally saving or comparing
+//!   against a named baseline.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use xshell::{Shell, cmd};
+
+/// Crates that may depend on `maxim-core` and on no other workspace crate.
+const LEAVES: &[&str] =
+    &["hippocampus", "atl", "angular-gyrus", "crossgraph", "nac", "ips-gate", "promoter", "cerebellum"];
+
+/// What may sit at the repository's top level.
+const TOP_LEVEL: &[&str] = &[
+    "Cargo.toml",
+    "Cargo.lock",
+    "crates",
+    "xtask",
+    "benches",
+    "docs",
+    "README.md",
+    "LICENSE-MIT",
+    "LICENSE-APACHE",
+    ".ci",
+    ".cargo",
+    ".git",
+    ".gitignore",
+    ".rustfmt.toml",
+    "target",
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("tidy") => tidy(),
+        Some("ci") => ci(),
+        Some("bench") => bench(&args[1..]),
+        _ => {
+            eprintln!("usage: cargo xtask <tidy | ci | bench [BENCH] [--save NAME | --baseline NAME]>");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives one level below the root").to_path_buf()
+}
+
+fn ci() -> Result {
+    let sh = Shell::new()?;
+    sh.change_dir(root());
+    cmd!(sh, "bash .ci/run").run()?;
+    Ok(())
+}
+
+fn bench(args: &[String]) -> Result {
+    let sh = Shell::new()?;
+    sh.change_dir(root());
+    let mut cargo_args: Vec<String> = vec!["bench".into(), "-p".into(), "maxim-benches".into()];
+    let mut criterion_args: Vec<String> = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--save" | "--baseline" => {
+                let name = it.next().ok_or_else(|| format!("{arg} needs a NAME"))?;
+                let flag = if arg == "--save" { "--save-baseline" } else { "--baseline" };
+                criterion_args.extend([flag.to_owned(), name.clone()]);
+            }
+            bench => cargo_args.extend(["--bench".to_owned(), bench.to_owned()]),
+        }
+    }
+    if !criterion_args.is_empty() {
+        cargo_args.push("--".into());
+        cargo_args.extend(criterion_args);
+    }
+    cmd!(sh, "cargo {cargo_args...}").run()?;
+    Ok(())
+}
+
+fn tidy() -> Result {
+    let mut problems = Vec::new();
+    check_layering(&mut problems)?;
+    check_docs(&mut problems)?;
+    check_top_level(&mut problems)?;
+    if problems.is_empty() {
+        println!("tidy: ok");
+        Ok(())
+    } else {
+        for p in &problems {
+            eprintln!("tidy: {p}");
+        }
+        Err(format!("{} problem(s)", problems.len()).into())
+    }
+}
+
+fn check_layering(problems: &mut Vec<String>) -> Result {
+    let sh = Shell::new()?;
+    sh.change_dir(root());
+    let metadata = cmd!(sh, "cargo metadata --format-version 1 --no-deps").read()?;
+    let metadata: serde_json::Value = serde_json::from_str(&metadata)?;
+    let packages = metadata["packages"].as_array().ok_or("cargo metadata: no packages")?;
+    let members: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    for package in packages {
+        let name = package["name"].as_str().unwrap_or_default();
+        let allowed: &[&str] = if LEAVES.contains(&name) {
+            &["maxim-core"]
+        } else if name == "maxim-core" {
+            &[]
+        } else {
+            continue;
+        };
+        for dep in package["dependencies"].as_array().into_iter().flatten() {
+            let dep_name = dep["name"].as_str().unwrap_or_default();
+            let normal = dep["kind"].is_null();
+            if normal && members.contains(&dep_name) && !allowed.contains(&dep_name) {
+                problems.push(format!(
+                    "{name} depends on workspace crate {dep_name}; leaf crates may depend on maxim-core only"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_docs(problems: &mut Vec<String>) -> Result {
+    let root = root();
+    for dir in ["crates", "xtask", "benches"] {
+        let mut stack = vec![root.join(dir)];
+        while let Some(path) = stack.pop() {
+            for entry in std::fs::read_dir(&path)? {
+                let path = entry?.path();
+                if path.is_dir() {
+                    if path.file_name().is_some_and(|n| n != "target") {
+                        stack.push(path);
+                    }
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path)?;
+                    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+                    if !first.starts_with("//!") {
+                        let rel = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+                        problems.push(format!("{rel} does not open with //! docs"));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_top_level(problems: &mut Vec<String>) -> Result {
+    for entry in std::fs::read_dir(root())? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if !TOP_LEVEL.contains(&name.as_str()) && !name.starts_with("target-") {
+            problems.push(format!("{name} does not belong at the repository's top level"));
+        }
+    }
+    Ok(())
+}

@@ -42,6 +42,8 @@ pub mod layer;
 pub mod rank;
 pub mod record;
 pub mod text;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod time;
 pub mod trace;
 
