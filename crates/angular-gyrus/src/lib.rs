@@ -1,8 +1,13 @@
-//! `angular-gyrus`: The mathematical layer of maxim: constants, exact compute, statistics and fitted patterns.
+//! `angular-gyrus`: the mathematical layer of maxim: what the numbers say.
 //!
-//! This crate is a leaf of the maxim workspace: it depends on [`maxim_core`] and on no
-//! other maxim crate. Its behaviour is specified in `shared/spec/maxim-reference.md`; the
-//! issue that builds it fills this crate in.
+//! The angular gyrus will hold `MathRecord`s (facts, formulas, methods, constants and
+//! fitted patterns) seeded with mathematical constants at start-up, exact arithmetic,
+//! descriptive statistics, linear and quadratic fits, and the pattern fitting the seed
+//! describes (trends, cross-metric correlation, circadian phase-locking) run in parallel with
+//! rayon, plus the statistician's state machine that escalates metrics from the randomness
+//! gate to a fitted pattern (`spec/maxim-reference.md` §6 and §10).
+//!
+//! It implements [`maxim_core::MemoryLayer`] and depends on `maxim-core` alone.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

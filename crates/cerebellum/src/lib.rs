@@ -1,8 +1,11 @@
-//! `cerebellum`: Procedural memory for maxim: skills distilled from verified runs.
+//! `cerebellum`: procedural memory for maxim.
 //!
-//! This crate is a leaf of the maxim workspace: it depends on [`maxim_core`] and on no
-//! other maxim crate. Its behaviour is specified in `shared/spec/maxim-reference.md`; the
-//! issue that builds it fills this crate in.
+//! The cerebellum will keep skills distilled from verified-successful runs (seed 004): the
+//! method rather than the answer, with the preconditions under which it applies, its steps,
+//! the checks that verified it, and counts of uses and successes. Skills that keep
+//! succeeding are promoted, skills that stop are retired, and everything distilled from a
+//! compromised run can be revoked by its provenance; a skill with a write action needs human
+//! confirmation before promotion.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

@@ -1,8 +1,11 @@
-//! `crossgraph`: Typed edges between records of different maxim layers, with cross-layer spreading activation.
+//! `crossgraph`: typed edges between records of different maxim layers.
 //!
-//! This crate is a leaf of the maxim workspace: it depends on [`maxim_core`] and on no
-//! other maxim crate. Its behaviour is specified in `shared/spec/maxim-reference.md`; the
-//! issue that builds it fills this crate in.
+//! The cross-layer graph will hold directed, weighted edges between a record of one layer
+//! and a record of another (DERIVED_FROM, INSTANCE_OF, STATISTICALLY_CONFIRMS, QUANTIFIES,
+//! TEMPORALLY_CORRELATES, ...; [`maxim_core::CrossEdgeKind`]) and run cross-layer spreading
+//! activation: intra-layer edges through each layer's [`maxim_core::GraphView`], cross-layer
+//! edges between layers, max combination, and a depth that means what it says
+//! (`spec/maxim-reference.md` §7). It implements [`maxim_core::CrossLinks`].
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

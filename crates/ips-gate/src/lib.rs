@@ -1,8 +1,9 @@
-//! `ips-gate`: The randomness gate that keeps noise out of maxim's semantic promotion.
+//! `ips-gate`: the randomness gate in front of maxim's semantic promotion.
 //!
-//! This crate is a leaf of the maxim workspace: it depends on [`maxim_core`] and on no
-//! other maxim crate. Its behaviour is specified in `shared/spec/maxim-reference.md`; the
-//! issue that builds it fills this crate in.
+//! The intraparietal sulcus will assess whether a series looks random (a Wald–Wolfowitz runs
+//! test about the median and the lag-1 autocorrelation, `spec/maxim-reference.md` §9) and
+//! decide which promotion candidates carry real temporal structure, through
+//! [`maxim_core::RandomnessGate`]. Unlike the original, the gate is wired in by default.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

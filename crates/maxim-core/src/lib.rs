@@ -41,9 +41,9 @@ pub mod id;
 pub mod layer;
 pub mod rank;
 pub mod record;
-pub mod text;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod text;
 pub mod time;
 pub mod trace;
 

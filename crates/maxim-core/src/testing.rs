@@ -32,7 +32,12 @@ pub trait ContractFixture {
     fn new_layer(&self, clock: SharedClock) -> Self::Layer;
 
     /// A valid record, distinct for every `n`, made at `now` with an id the layer accepts.
-    fn record(&self, layer: &mut Self::Layer, n: usize, now: Timestamp) -> <Self::Layer as MemoryLayer>::Record;
+    fn record(
+        &self,
+        layer: &mut Self::Layer,
+        n: usize,
+        now: Timestamp,
+    ) -> <Self::Layer as MemoryLayer>::Record;
 
     /// Links `a` to `b` through the layer's own API, so that spreading activation from `a`
     /// reaches `b`.

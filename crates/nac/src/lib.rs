@@ -1,8 +1,10 @@
-//! `nac`: Reward learning for maxim: causal event-to-outcome links by Rescorla-Wagner.
+//! `nac`: reward learning for maxim.
 //!
-//! This crate is a leaf of the maxim workspace: it depends on [`maxim_core`] and on no
-//! other maxim crate. Its behaviour is specified in `shared/spec/maxim-reference.md`; the
-//! issue that builds it fills this crate in.
+//! The nucleus accumbens will learn causal links from events to outcomes by Rescorla–Wagner
+//! (`spec/maxim-reference.md` §8): link keys by event signature, outcome signature and
+//! context, predicted value, confidence, delays, contributing episodes, context similarity,
+//! decay, and the promotion candidates it offers the promoter through
+//! [`maxim_core::PromotionSource`].
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

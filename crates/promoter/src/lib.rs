@@ -1,8 +1,10 @@
-//! `promoter`: Promotes repeated patterns into lasting maxim concepts.
+//! `promoter`: promotes repeated patterns into lasting maxim concepts.
 //!
-//! This crate is a leaf of the maxim workspace: it depends on [`maxim_core`] and on no
-//! other maxim crate. Its behaviour is specified in `shared/spec/maxim-reference.md`; the
-//! issue that builds it fills this crate in.
+//! The semantic promoter will scan every [`maxim_core::PromotionSource`], pass candidates
+//! through the [`maxim_core::RandomnessGate`], deduplicate them against existing concepts
+//! through [`maxim_core::ConceptStore::recall_similar`], create or reinforce concepts, form
+//! their relationships and record cross-layer edges through [`maxim_core::CrossLinks`]
+//! without stacking duplicates (`spec/maxim-reference.md` §11, seed 000).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
