@@ -35,6 +35,11 @@ pub enum CorruptReason {
         /// Checksum computed over the file.
         computed: u32,
     },
+    /// The checksum holds but the header sets flags this build does not know.
+    UnknownFlags {
+        /// The flags field of the header.
+        flags: u16,
+    },
     /// The header is intact but the payload could not be decoded.
     Payload(String),
 }
@@ -51,6 +56,9 @@ impl std::fmt::Display for CorruptReason {
             Self::BadMagic => f.write_str("not a maxim snapshot (bad magic)"),
             Self::ChecksumMismatch { stored, computed } => {
                 write!(f, "checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")
+            }
+            Self::UnknownFlags { flags } => {
+                write!(f, "the header sets flags {flags:#06x} that this build does not know")
             }
             Self::Payload(msg) => write!(f, "payload does not decode: {msg}"),
         }
