@@ -19,6 +19,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -196,9 +197,13 @@ impl From<Source> for String {
 
 /// Whose memory a record belongs to (an agent or a user). Non-empty, at most 128 bytes, no
 /// control characters. The default partition is `default`.
+///
+/// Cloning is a reference-count increment: every record of a partition shares one name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct Partition(String);
+pub struct Partition(Arc<str>);
+
+static DEFAULT_PARTITION: LazyLock<Partition> = LazyLock::new(|| Partition(Arc::from("default")));
 
 impl Partition {
     /// The partition named `name`.
@@ -210,7 +215,7 @@ impl Partition {
                 format!("{name:?} must be 1 to 128 bytes without control characters"),
             ));
         }
-        Ok(Self(name))
+        Ok(Self(Arc::from(name)))
     }
 
     /// The name.
@@ -221,7 +226,7 @@ impl Partition {
 
 impl Default for Partition {
     fn default() -> Self {
-        Self("default".to_owned())
+        DEFAULT_PARTITION.clone()
     }
 }
 
@@ -240,7 +245,7 @@ impl TryFrom<String> for Partition {
 
 impl From<Partition> for String {
     fn from(p: Partition) -> String {
-        p.0
+        p.0.to_string()
     }
 }
 

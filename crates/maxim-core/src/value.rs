@@ -1,0 +1,279 @@
+//! [`Value`]: structured, JSON-like data a record carries (observations, tool parameters,
+//! results, concept properties).
+//!
+//! Unlike `serde_json::Value`, a [`Value`] encodes with the binary snapshot codec (it never
+//! needs a self-describing format), and its maps are small ordered vectors rather than trees,
+//! because a record's maps hold a handful of keys and a B-tree node costs hundreds of bytes.
+//!
+//! ```
+//! use maxim_core::value::{Map, Value};
+//! let mut intent = Map::new();
+//! intent.insert("goal", Value::from("find mug"));
+//! intent.insert("confidence", Value::from(0.8));
+//! assert_eq!(intent.get("goal").and_then(Value::as_str), Some("find mug"));
+//! assert!(intent.insert("goal", "grab mug".into()).is_some());
+//! assert_eq!(intent.len(), 2);
+//! ```
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A JSON-like value.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub enum Value {
+    /// Nothing.
+    #[default]
+    Null,
+    /// A flag.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+    /// Text.
+    Text(String),
+    /// A list.
+    List(Vec<Value>),
+    /// A map with text keys.
+    Map(Map),
+}
+
+impl Value {
+    /// The text, if this is text.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The number, if this is an integer or a float.
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Self::Int(i) => Some(i as f64),
+            Self::Float(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The flag, if this is a flag.
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Self::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The map, if this is a map.
+    pub fn as_map(&self) -> Option<&Map> {
+        match self {
+            Self::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// True for [`Value::Null`].
+    pub fn is_null(&self) -> bool {
+        matches!(self, Self::Null)
+    }
+
+    /// Calls `visit` on every text value inside this one (map keys excluded), depth first.
+    pub fn for_each_text<'a>(&'a self, visit: &mut dyn FnMut(&'a str)) {
+        match self {
+            Self::Text(s) => visit(s),
+            Self::List(items) => items.iter().for_each(|v| v.for_each_text(visit)),
+            Self::Map(m) => m.values().for_each(|v| v.for_each_text(visit)),
+            _ => {}
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    /// A compact JSON-like rendering (text is quoted and escaped).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Null => f.write_str("null"),
+            Self::Bool(b) => write!(f, "{b}"),
+            Self::Int(i) => write!(f, "{i}"),
+            Self::Float(x) => write!(f, "{x}"),
+            Self::Text(s) => write!(f, "{s:?}"),
+            Self::List(items) => {
+                f.write_str("[")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("]")
+            }
+            Self::Map(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Self::Text(s.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Self::Text(s)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Self::Bool(b)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(i: i64) -> Self {
+        Self::Int(i)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(x: f64) -> Self {
+        Self::Float(x)
+    }
+}
+
+impl From<Map> for Value {
+    fn from(m: Map) -> Self {
+        Self::Map(m)
+    }
+}
+
+impl From<Vec<Value>> for Value {
+    fn from(items: Vec<Value>) -> Self {
+        Self::List(items)
+    }
+}
+
+/// A small map from text keys to [`Value`]s, kept in insertion order.
+///
+/// Lookups are linear, which beats hashing and trees for the handful of keys a record holds.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Map(Vec<(String, Value)>);
+
+impl Map {
+    /// An empty map (allocates nothing).
+    pub const fn new() -> Self {
+        Self(Vec::new())
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Sets `key` to `value`; returns the previous value.
+    pub fn insert(&mut self, key: impl Into<String>, value: Value) -> Option<Value> {
+        let key = key.into();
+        if let Some((_, slot)) = self.0.iter_mut().find(|(k, _)| *k == key) {
+            return Some(std::mem::replace(slot, value));
+        }
+        self.0.push((key, value));
+        None
+    }
+
+    /// Removes `key`; returns its value.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let pos = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.remove(pos).1)
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there is no key.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The entries, in insertion order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The values, in insertion order.
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &Value> {
+        self.0.iter().map(|(_, v)| v)
+    }
+}
+
+impl<K: Into<String>> FromIterator<(K, Value)> for Map {
+    /// Later duplicates of a key replace earlier ones.
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Self {
+        let mut map = Self::new();
+        for (k, v) in iter {
+            map.insert(k, v);
+        }
+        map
+    }
+}
+
+impl fmt::Display for Map {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        for (i, (k, v)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{k:?}: {v}")?;
+        }
+        f.write_str("}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Value {
+        let inner: Map = [("found", Value::from(true)), ("object", Value::from("mug"))].into_iter().collect();
+        Value::List(vec![Value::Null, Value::Int(-3), Value::Float(0.5), Value::Map(inner)])
+    }
+
+    #[test]
+    fn postcard_round_trips_every_variant() {
+        let v = sample();
+        let bytes = postcard::to_stdvec(&v).unwrap();
+        assert_eq!(postcard::from_bytes::<Value>(&bytes).unwrap(), v);
+    }
+
+    #[test]
+    fn display_is_json_like() {
+        assert_eq!(sample().to_string(), r#"[null, -3, 0.5, {"found": true, "object": "mug"}]"#);
+    }
+
+    #[test]
+    fn map_keeps_insertion_order_and_replaces_in_place() {
+        let mut m = Map::new();
+        m.insert("b", 1i64.into());
+        m.insert("a", 2i64.into());
+        assert_eq!(m.insert("b", 3i64.into()), Some(Value::Int(1)));
+        assert_eq!(m.iter().map(|(k, _)| k).collect::<Vec<_>>(), ["b", "a"]);
+        assert_eq!(m.remove("b"), Some(Value::Int(3)));
+        assert_eq!(m.remove("b"), None);
+        assert_eq!(m.len(), 1);
+    }
+
+    #[test]
+    fn texts_are_visited_depth_first() {
+        let value = sample();
+        let mut seen = Vec::new();
+        value.for_each_text(&mut |s| seen.push(s));
+        assert_eq!(seen, ["mug"]);
+        assert_eq!(Value::from(3i64).as_f64(), Some(3.0));
+        assert!(Value::Null.is_null());
+    }
+}
