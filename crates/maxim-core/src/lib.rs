@@ -46,6 +46,7 @@ pub mod testing;
 pub mod text;
 pub mod time;
 pub mod trace;
+pub mod value;
 
 pub use contracts::{
     BoxError, ConceptProvenance, ConceptSpec, ConceptStore, CrossEdgeKind, CrossLinks, GateDecision,
