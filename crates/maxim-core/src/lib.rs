@@ -41,8 +41,10 @@ pub mod id;
 pub mod layer;
 pub mod rank;
 pub mod record;
-#[cfg(feature = "testing")]
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
+#[cfg(test)]
+mod contract_selftest;
 pub mod text;
 pub mod time;
 pub mod trace;
