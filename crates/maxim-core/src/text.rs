@@ -50,6 +50,31 @@ pub const STOP_WORDS: [&str; 45] = [
     "would",
 ];
 
+/// The longest stop word, in bytes.
+const MAX_STOP_WORD_BYTES: usize = 6;
+
+/// The stop words packed by [`pack_short`].
+const STOP_KEYS: [u64; STOP_WORDS.len()] = {
+    let mut keys = [0; STOP_WORDS.len()];
+    let mut i = 0;
+    while i < STOP_WORDS.len() {
+        keys[i] = pack_short(STOP_WORDS[i].as_bytes());
+        i += 1;
+    }
+    keys
+};
+
+/// Packs up to seven bytes and their count into one integer (distinct for distinct inputs).
+const fn pack_short(bytes: &[u8]) -> u64 {
+    let mut key = bytes.len() as u64;
+    let mut i = 0;
+    while i < bytes.len() && i < 7 {
+        key |= (bytes[i] as u64) << (8 * (i + 1));
+        i += 1;
+    }
+    key
+}
+
 /// The shortest token, in characters, that [`normalize_tokens`] keeps.
 pub const MIN_TOKEN_CHARS: usize = 3;
 
@@ -62,7 +87,13 @@ pub const MIN_TOKEN_CHARS: usize = 3;
 /// assert!(!is_stop_word("The")); // tokens are lowercased before the check
 /// ```
 pub fn is_stop_word(token: &str) -> bool {
-    token.len() <= 6 && STOP_WORDS.binary_search(&token).is_ok()
+    // Called for every token and every lemma step: one integer compared with 45 packed
+    // words beats a search of string slices several times over.
+    if token.is_empty() || token.len() > MAX_STOP_WORD_BYTES {
+        return false;
+    }
+    let key = pack_short(token.as_bytes());
+    STOP_KEYS.contains(&key)
 }
 
 /// The normalised tokens of `text`, in order (see the [module docs](self)).
@@ -243,7 +274,8 @@ pub fn name_key_into(name: &str, out: &mut String) {
 /// - keys whose numeric words (words with a digit) differ as sets score 0.0, because
 ///   "concept 00001" and "concept 00002", or "room" and "room 1", name different things.
 ///
-/// The measure is symmetric and allocates nothing for keys of up to 64 bigrams.
+/// Words are what [`name_key`] separates with spaces (other whitespace counts as part of a
+/// word). The measure is symmetric and allocates nothing for keys of up to 64 bigrams.
 ///
 /// ```
 /// use maxim_core::text::{name_key, name_similarity};
@@ -325,8 +357,8 @@ fn passes_filters(token: &str) -> bool {
     char_len(token) >= MIN_TOKEN_CHARS && !is_stop_word(token)
 }
 
-fn has_vowel(s: &str) -> bool {
-    s.bytes().any(|b| matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y'))
+fn has_vowel(s: &[u8]) -> bool {
+    s.iter().any(|b| matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y'))
 }
 
 /// One step of the lemmatiser, as byte lengths of the word's prefix to keep.
@@ -339,44 +371,35 @@ enum Step {
 }
 
 fn lemma_step(word: &str) -> Option<Step> {
-    let len = word.len();
-    // Every rule needs an ASCII suffix of at least one letter; cutting before an ASCII byte is
-    // always at a character boundary.
-    let last = *word.as_bytes().last()?;
-    if !matches!(last, b'g' | b'd' | b's') {
+    // Every rule needs an ASCII suffix; cutting before an ASCII byte is always at a character
+    // boundary. Byte patterns keep this free of calls (it runs for every token).
+    let bytes = word.as_bytes();
+    let len = bytes.len();
+    if !matches!(bytes.last(), Some(b'g' | b'd' | b's')) {
         return None;
     }
     let n_chars = char_len(word);
-    if word.ends_with("ing") && n_chars > 4 {
-        let mut stem = &word.as_bytes()[..len - 3];
-        if let [.., x, y] = stem {
-            if x == y && is_undoubled_consonant(*y) {
-                stem = &stem[..stem.len() - 1];
+    match bytes {
+        [stem @ .., b'i', b'n', b'g'] if n_chars > 4 => {
+            let stem = match stem {
+                [rest @ .., x, y] if x == y && is_undoubled_consonant(*y) => &stem[..=rest.len()],
+                _ => stem,
+            };
+            has_vowel(stem).then_some(Step::Truncate(stem.len()))
+        }
+        [.., b'e', b'e', b'd'] if n_chars > 3 => None,
+        [.., b'i', b'e', b'd'] if n_chars > 3 => Some(Step::ReplaceWithY(len - 3)),
+        [stem @ .., b'e', b'd'] if n_chars > 3 => {
+            if n_chars - 2 >= 2 && has_vowel(stem) {
+                Some(Step::Truncate(len - 2))
+            } else {
+                Some(Step::Truncate(len - 1))
             }
         }
-        let stem = &word[..stem.len()];
-        return has_vowel(stem).then_some(Step::Truncate(stem.len()));
+        [.., b'i', b'e', b's'] if n_chars > 4 => Some(Step::ReplaceWithY(len - 3)),
+        [.., x, b's'] if *x != b's' && n_chars > 3 => Some(Step::Truncate(len - 1)),
+        _ => None,
     }
-    if word.ends_with("ed") && n_chars > 3 {
-        if word.ends_with("eed") {
-            return None;
-        }
-        if word.ends_with("ied") {
-            return Some(Step::ReplaceWithY(len - 3));
-        }
-        let stem = &word[..len - 2];
-        if n_chars - 2 >= 2 && has_vowel(stem) {
-            return Some(Step::Truncate(len - 2));
-        }
-        return Some(Step::Truncate(len - 1));
-    }
-    if word.ends_with("ies") && n_chars > 4 {
-        return Some(Step::ReplaceWithY(len - 3));
-    }
-    if word.ends_with('s') && !word.ends_with("ss") && n_chars > 3 {
-        return Some(Step::Truncate(len - 1));
-    }
-    None
 }
 
 /// A doubled final consonant that "-ing" removal undoubles ("runn" → "run"); `l`, `s` and `z`
@@ -386,7 +409,9 @@ fn is_undoubled_consonant(b: u8) -> bool {
 }
 
 /// Lemmatises `buf[start..end]` (a token that passes the filters) in place and returns the
-/// end of the kept form: the last form of the lemma chain that still passes the filters.
+/// end of the kept form: the last form of the lemma chain that still passes the filters and
+/// still ends in a letter or digit ("x-s" must not become "x-", which a second pass would
+/// strip).
 fn best_lemma_in_place(buf: &mut String, start: usize, end: usize) -> usize {
     let mut best_end = end;
     let mut cur_end = end;
@@ -394,7 +419,8 @@ fn best_lemma_in_place(buf: &mut String, start: usize, end: usize) -> usize {
         match step {
             Step::Truncate(n) => {
                 cur_end = start + n;
-                if passes_filters(&buf[start..cur_end]) {
+                let form = &buf[start..cur_end];
+                if passes_filters(form) && form.ends_with(|c: char| !is_punctuation(c)) {
                     best_end = cur_end;
                 }
             }
@@ -448,7 +474,7 @@ impl GramBuf {
     }
 
     fn collect(&mut self, key: &str) {
-        for word in key.split_whitespace() {
+        for word in key_words(key) {
             let mut prev = BOUNDARY;
             for c in word.chars() {
                 let c = u64::from(c);
@@ -485,9 +511,19 @@ fn sorted_intersection_len(a: &[u64], b: &[u64]) -> usize {
 
 /// Whether every word of `a` that holds a digit is also a word of `b`.
 fn numeric_words_match(a: &str, b: &str) -> bool {
-    a.split_whitespace()
-        .filter(|w| w.chars().any(char::is_numeric))
-        .all(|w| b.split_whitespace().any(|v| v == w))
+    if !has_numeric(a) {
+        return true;
+    }
+    key_words(a).filter(|w| has_numeric(w)).all(|w| key_words(b).any(|v| v == w))
+}
+
+fn has_numeric(s: &str) -> bool {
+    if s.is_ascii() { s.bytes().any(|b| b.is_ascii_digit()) } else { s.chars().any(char::is_numeric) }
+}
+
+/// The words of a key: [`name_key`] joins them with single spaces.
+fn key_words(key: &str) -> impl Iterator<Item = &str> {
+    key.split(' ').filter(|w| !w.is_empty())
 }
 
 #[cfg(test)]
@@ -521,6 +557,14 @@ mod tests {
         }
         assert!(!is_stop_word("kitchen"));
         assert!(!is_stop_word(""));
+        assert!(STOP_WORDS.iter().all(|w| w.len() <= MAX_STOP_WORD_BYTES));
+        // The packed keys in is_stop_word and the list agree on every word of the list and
+        // on near misses.
+        for w in STOP_WORDS {
+            for near in [format!("{w}s"), format!("x{w}"), w[1..].to_owned(), w.to_uppercase()] {
+                assert_eq!(is_stop_word(&near), STOP_WORDS.contains(&near.as_str()), "{near}");
+            }
+        }
     }
 
     #[test]
@@ -602,7 +646,7 @@ mod tests {
         // Three characters but more than three bytes: kept.
         assert_eq!(toks("été ab"), ["été"]);
         // A capital whose lowercase ends in a combining mark: the mark is stripped.
-        assert_eq!(toks("Xİ"), ["xi"]);
+        assert_eq!(toks("FOOİ"), ["fooi"]);
         assert_eq!(toks("日本語 テスト"), ["日本語", "テスト"]);
     }
 
@@ -663,7 +707,7 @@ mod tests {
     fn naive_dice(a: &str, b: &str) -> f64 {
         fn grams(key: &str) -> Vec<(Option<char>, Option<char>)> {
             let mut out = Vec::new();
-            for w in key.split_whitespace() {
+            for w in key.split(' ').filter(|w| !w.is_empty()) {
                 let cs: Vec<Option<char>> =
                     std::iter::once(None).chain(w.chars().map(Some)).chain(std::iter::once(None)).collect();
                 out.extend(cs.windows(2).map(|p| (p[0], p[1])));
