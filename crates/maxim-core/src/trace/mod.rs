@@ -1,8 +1,57 @@
-//! Memory traces: how records strengthen and fade (`spec/lex-memory.md`).
+//! Memory traces: how records strengthen and fade, after lex-memory (`spec/lex-memory.md`).
+//!
+//! - the pure formulas with the reference's operation order
+//!   ([`compute_decay`], [`compute_reinforcement`], [`compute_retrieval_score`],
+//!   [`compute_storage_tier`]) and the named constants;
+//! - [`TraceState`]: the state a record carries, with time-based decay
+//!   ([`TraceState::strength_at`], [`TraceParams`]), reinforcement, tiers and scores, and
+//!   [`decay_all`] over a slice of states;
+//! - [`TraceStore`]: a store of traces with payloads, decay cycles, tier migration, ranked
+//!   retrieval, Hebbian links and erasure.
+//!
+//! ```
+//! use std::time::Duration;
+//! use maxim_core::{RecordId, Timestamp};
+//! use maxim_core::trace::{TraceEntry, TraceKind, TraceParams, TraceState, TraceStore};
+//! let t0 = Timestamp::from_secs(1_700_000_000);
+//! let mut store = TraceStore::new(TraceParams::default());
+//! let (a, b) = (RecordId::from_u128(1), RecordId::from_u128(2));
+//! store.insert(TraceEntry::new(a, TraceState::new(TraceKind::Semantic, t0), "fact"))?;
+//! store.insert(TraceEntry::new(b, TraceState::new(TraceKind::Episodic, t0), "event"))?;
+//! for _ in 0..2 {
+//!     assert!(!store.record_coactivation(a, b)?);
+//! }
+//! assert!(store.record_coactivation(a, b)?); // linked on the third co-activation
+//! let report = store.decay_cycle(t0 + Duration::from_secs(100 * 60));
+//! assert_eq!((report.decayed, report.pruned), (2, 0));
+//! assert!((store.get(a).unwrap().state.strength() - 0.4774487829134969).abs() < 1e-12);
+//! # Ok::<(), maxim_core::Error>(())
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::time::Timestamp;
+use crate::error::{Error, Result};
+
+mod formula;
+mod state;
+mod store;
+#[cfg(test)]
+mod tests;
+
+pub use formula::{
+    ARCHIVE_THRESHOLD, ASSOCIATION_BONUS, AUTO_FIRE_THRESHOLD, COACTIVATION_THRESHOLD, DEFAULT_TICK,
+    Disposition, E_WEIGHT, HOT_TIER_WINDOW_SECS, IMPRINT_MULTIPLIER, IMPRINT_WINDOW, MAX_ASSOCIATIONS,
+    PRUNE_THRESHOLD, R_AMOUNT, RETRIEVAL_RECENCY_HALF_SECS, RETRIEVE_AND_REINFORCE_MIN_STRENGTH, StorageTier,
+    WARM_TIER_WINDOW_SECS, compute_decay, compute_reinforcement, compute_retrieval_score,
+    compute_storage_tier,
+};
+pub use state::{
+    DecaySummary, PARALLEL_DECAY_MIN_LEN, ReinforceError, TraceParams, TraceState, TraceStateParts, decay_all,
+};
+pub use store::{DecayCycleReport, ReinforceOutcome, Scored, TraceEntry, TraceRef, TraceStore, WalkStep};
 
 /// The seven kinds of trace, each with its starting strength and base decay rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -59,74 +108,37 @@ impl TraceKind {
             Self::Sensory => 0.100,
         }
     }
-}
 
-/// The trace state a record carries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TraceState {
-    kind: TraceKind,
-    strength: f64,
-    peak: f64,
-    emotional_intensity: f64,
-    emotional_valence: f64,
-    reinforcement_count: u32,
-    last_reinforced: Timestamp,
-}
-
-impl TraceState {
-    /// A new trace of `kind` made at `now`: strength and peak at the kind's starting strength,
-    /// no emotion, no reinforcements.
-    pub fn new(kind: TraceKind, now: Timestamp) -> Self {
-        let s = kind.starting_strength();
-        Self {
-            kind,
-            strength: s,
-            peak: s,
-            emotional_intensity: 0.0,
-            emotional_valence: 0.0,
-            reinforcement_count: 0,
-            last_reinforced: now,
+    /// The reference's name: `firmware`, `identity`, `procedural`, `trust`, `semantic`,
+    /// `episodic` or `sensory`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Firmware => "firmware",
+            Self::Identity => "identity",
+            Self::Procedural => "procedural",
+            Self::Trust => "trust",
+            Self::Semantic => "semantic",
+            Self::Episodic => "episodic",
+            Self::Sensory => "sensory",
         }
     }
+}
 
-    /// The kind.
-    pub fn kind(&self) -> TraceKind {
-        self.kind
+impl fmt::Display for TraceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
+}
 
-    /// The strength as last computed.
-    pub fn strength(&self) -> f64 {
-        self.strength
-    }
+impl FromStr for TraceKind {
+    type Err = Error;
 
-    /// The highest strength reached.
-    pub fn peak(&self) -> f64 {
-        self.peak
-    }
-
-    /// Emotional intensity in `[0, 1]`; slows decay.
-    pub fn emotional_intensity(&self) -> f64 {
-        self.emotional_intensity
-    }
-
-    /// Emotional valence in `[-1, 1]`.
-    pub fn emotional_valence(&self) -> f64 {
-        self.emotional_valence
-    }
-
-    /// Reinforcements so far.
-    pub fn reinforcement_count(&self) -> u32 {
-        self.reinforcement_count
-    }
-
-    /// When the trace was last reinforced or rehearsed.
-    pub fn last_reinforced(&self) -> Timestamp {
-        self.last_reinforced
-    }
-
-    /// Records a retrieval: `last_reinforced = now`, strength and peak unchanged (the
-    /// rehearsal of lex-memory's `retrieve_and_reinforce`). A retrieval keeps a trace hot.
-    pub fn rehearse(&mut self, now: Timestamp) {
-        self.last_reinforced = self.last_reinforced.max(now);
+    /// Parses the reference's name (exactly, lowercase); anything else is
+    /// [`Error::InvalidArgument`], as the reference's "invalid trace type".
+    fn from_str(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| Error::invalid("trace kind", format!("{s:?} is not one of the seven kinds")))
     }
 }
