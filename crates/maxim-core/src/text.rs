@@ -547,8 +547,9 @@ mod tests {
 
     #[test]
     fn stop_words_are_the_core_list_sorted() {
-        let core = "a an the to in on of for is it and or but not with at by from as be was were been are \
-                    am do does did has had have will would could should can this that these those i me my we our";
+        let core = "a an the to in on of for is it and or but not with at by from as be was were been \
+                    are am do does did has had have will would could should can this that these those \
+                    i me my we our";
         let mut core: Vec<&str> = core.split_whitespace().collect();
         core.sort_unstable();
         assert_eq!(STOP_WORDS.as_slice(), core.as_slice());
@@ -756,7 +757,9 @@ mod tests {
         }
 
         #[test]
-        fn lemmatize_reaches_a_fixpoint(word in prop_oneof!["[a-z]{0,12}(ing|ed|ies|s|eed|ied)?", any::<String>()]) {
+        fn lemmatize_reaches_a_fixpoint(
+            word in prop_oneof!["[a-z]{0,12}(ing|ed|ies|s|eed|ied)?", any::<String>()],
+        ) {
             let lemma = lemmatize(&word).into_owned();
             prop_assert_eq!(lemmatize(&lemma), lemma.as_str());
             prop_assert!(lemma.chars().count() <= word.chars().count());
@@ -783,7 +786,10 @@ mod tests {
         }
 
         #[test]
-        fn long_keys_spill_to_the_heap_and_agree_with_the_model(a in "[a-e ]{50,200}", b in "[a-e ]{50,200}") {
+        fn long_keys_spill_to_the_heap_and_agree_with_the_model(
+            a in "[a-e ]{50,200}",
+            b in "[a-e ]{50,200}",
+        ) {
             let (ka, kb) = (name_key(&a), name_key(&b));
             let s = name_similarity(&ka, &kb);
             prop_assert!((s - naive_dice(&ka, &kb)).abs() < 1e-12, "{} vs {}", s, naive_dice(&ka, &kb));
