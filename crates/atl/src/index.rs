@@ -1,0 +1,164 @@
+//! The context index (§4.5): constant-time lookup of concepts by name, category, property key,
+//! property key and value, and substrate modality.
+//!
+//! Names and categories are indexed by their [`name_key`](maxim_core::text::name_key), so a
+//! lookup of "Coffee Mugs" finds "coffee_mug"; aliases are indexed as names. Properties are
+//! indexed by key and by key with the *current* value (see
+//! [`Property::current`](crate::properties::Property::current)). Each entry is a set of ids that
+//! stays a small vector while it is small and becomes a hash set when it grows, so that
+//! removing a concept from a category of 10^4 members is still O(1).
+
+use maxim_core::RecordId;
+use maxim_core::value::Value;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Above this many members a set switches from a vector to a hash set.
+const SMALL_SET: usize = 16;
+
+/// A set of ids: a vector while small, a hash set beyond [`SMALL_SET`].
+#[derive(Debug, Clone)]
+pub(crate) enum IdSet {
+    Small(Vec<RecordId>),
+    Large(FxHashSet<RecordId>),
+}
+
+impl IdSet {
+    fn insert(&mut self, id: RecordId) {
+        match self {
+            Self::Small(v) => {
+                if v.contains(&id) {
+                    return;
+                }
+                if v.len() < SMALL_SET {
+                    v.push(id);
+                } else {
+                    let mut set: FxHashSet<RecordId> = v.drain(..).collect();
+                    set.insert(id);
+                    *self = Self::Large(set);
+                }
+            }
+            Self::Large(s) => {
+                s.insert(id);
+            }
+        }
+    }
+
+    /// Removes `id`; true when the set is then empty.
+    fn remove(&mut self, id: RecordId) -> bool {
+        match self {
+            Self::Small(v) => {
+                if let Some(pos) = v.iter().position(|&x| x == id) {
+                    v.swap_remove(pos);
+                }
+                v.is_empty()
+            }
+            Self::Large(s) => {
+                s.remove(&id);
+                s.is_empty()
+            }
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Self::Small(v) => v.len(),
+            Self::Large(s) => s.len(),
+        }
+    }
+
+    pub(crate) fn iter(&self) -> Box<dyn Iterator<Item = RecordId> + '_> {
+        match self {
+            Self::Small(v) => Box::new(v.iter().copied()),
+            Self::Large(s) => Box::new(s.iter().copied()),
+        }
+    }
+}
+
+/// One map from text keys to id sets.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Postings(FxHashMap<Box<str>, IdSet>);
+
+impl Postings {
+    pub(crate) fn insert(&mut self, key: &str, id: RecordId) {
+        match self.0.get_mut(key) {
+            Some(set) => set.insert(id),
+            None => {
+                self.0.insert(key.into(), IdSet::Small(vec![id]));
+            }
+        }
+    }
+
+    pub(crate) fn remove(&mut self, key: &str, id: RecordId) {
+        if let Some(set) = self.0.get_mut(key) {
+            if set.remove(id) {
+                self.0.remove(key);
+            }
+        }
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<&IdSet> {
+        self.0.get(key)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// The key of a (property key, value) entry: unambiguous, and equal for equal values (values
+/// that print alike share an entry; readers re-check the value itself).
+pub(crate) fn property_value_key(key: &str, value: &Value) -> String {
+    format!("{}:{key}{value}", key.len())
+}
+
+/// Every lookup of §4.5.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ContextIndex {
+    pub(crate) names: Postings,
+    pub(crate) categories: Postings,
+    pub(crate) property_keys: Postings,
+    pub(crate) property_values: Postings,
+    pub(crate) modalities: Postings,
+}
+
+impl ContextIndex {
+    /// Number of distinct keys over every lookup (the original's `index_keys`).
+    pub(crate) fn key_count(&self) -> usize {
+        self.names.len()
+            + self.categories.len()
+            + self.property_keys.len()
+            + self.property_values.len()
+            + self.modalities.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_grow_and_shrink() {
+        let mut p = Postings::default();
+        for n in 0..40u128 {
+            p.insert("object", RecordId::from_u128(n));
+            p.insert("object", RecordId::from_u128(n));
+        }
+        let set = p.get("object").unwrap();
+        assert!(matches!(set, IdSet::Large(_)));
+        assert_eq!(set.len(), 40);
+        for n in 0..40u128 {
+            p.remove("object", RecordId::from_u128(n));
+        }
+        assert!(p.get("object").is_none() && p.len() == 0);
+        p.insert("a", RecordId::from_u128(1));
+        p.remove("a", RecordId::from_u128(2));
+        assert_eq!(p.get("a").unwrap().iter().collect::<Vec<_>>(), [RecordId::from_u128(1)]);
+    }
+
+    #[test]
+    fn value_keys_are_unambiguous() {
+        assert_ne!(property_value_key("ab", &Value::from("c")), property_value_key("a", &Value::from("bc")));
+        assert_eq!(property_value_key("n", &Value::Int(1)), property_value_key("n", &Value::Float(1.0)));
+    }
+}

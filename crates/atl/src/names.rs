@@ -1,0 +1,405 @@
+//! Name deduplication: which concept a new name already denotes.
+//!
+//! A name is first reduced to its [`name_key`]: lowercase, split on spaces, underscores,
+//! hyphens and dots, punctuation stripped, plurals and inflections lemmatised, numbers kept.
+//! "Coffee Mugs", "coffee_mug", "coffee-mug" and "coffee mug" all have the key `coffee mug`.
+//! Two names denote the same concept when they are in the same category (compared by key too)
+//! and either
+//!
+//! 1. their keys are equal (one hash lookup: the **exact** path), or
+//! 2. their keys score at least the threshold (default 0.8) by [`name_similarity`]: the
+//!    Sørensen–Dice coefficient over the character bigrams of the keys' words, which is 0
+//!    whenever the keys' numeric words differ (the **similarity** path).
+//!
+//! Comparing a new key with every name held would cost 10^5 comparisons at 10^5 concepts, so
+//! the similarity path only compares *blocked* candidates: names in the same category, with
+//! the same set of numeric words, that share the first three characters of at least one
+//! word (stop words count only when the name has nothing else). Candidates whose bigram
+//! count is too far from the key's to ever reach the threshold are skipped before they are
+//! scored. `concept_00001` ... `concept_99999` thus never meet: each sits in the block of its
+//! own number.
+//!
+//! What merges at the default threshold: typos inside a word ("coffe mug" ↔ "coffee mug",
+//! 0.95), word order ("mug coffee" ↔ "coffee mug", 1.0). What does not: "mug" ↔ "coffee mug"
+//! (0.53), "coffee mug handle" ↔ "coffee mug" (0.76), "room 1" ↔ "room 2" (different
+//! numbers), "room" ↔ "room 1", and a typo in the first three letters of every word
+//! ("cofee mug" still shares `mug`, but "cofee mgu" shares no prefix and is not compared).
+//!
+//! ```
+//! use atl::names::{NameIndex, key_parts};
+//! use maxim_core::RecordId;
+//! let mut index = NameIndex::new(0.8)?;
+//! let mug = RecordId::from_u128(1);
+//! index.insert(mug, "object", "coffee mug");
+//! assert_eq!(index.exact("object", "coffee mug"), Some(mug));
+//! let hit = index.similar("object", "coffe mug").unwrap();
+//! assert_eq!(hit.id, mug);
+//! assert!(hit.score > 0.9);
+//! assert!(index.similar("person", "coffe mug").is_none()); // another category
+//! assert!(index.similar("object", "mug").is_none());
+//! assert_eq!(key_parts("room 12 b").numeric, ["12"]);
+//! # Ok::<(), atl::Error>(())
+//! ```
+
+use maxim_core::RecordId;
+use maxim_core::text::{is_stop_word, name_similarity};
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+
+/// Characters of a word used as its blocking prefix.
+pub const PREFIX_CHARS: usize = 3;
+
+/// A name already held that a key matched on the similarity path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimilarName {
+    /// The concept holding the name.
+    pub id: RecordId,
+    /// The [`name_similarity`] score, at least the threshold.
+    pub score: f64,
+    /// The key that matched (the concept's name or one of its aliases).
+    pub key: String,
+}
+
+/// What a key is blocked by: its numeric words (sorted, distinct) and its word prefixes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KeyParts<'a> {
+    /// The words holding a digit, sorted and distinct.
+    pub numeric: Vec<&'a str>,
+    /// The blocking prefixes, distinct, in order of first appearance.
+    pub prefixes: Vec<&'a str>,
+    /// The number of character bigrams [`name_similarity`] sees in the key.
+    pub grams: usize,
+}
+
+/// Splits a [`name_key`](maxim_core::text::name_key) into its blocking parts.
+pub fn key_parts(key: &str) -> KeyParts<'_> {
+    let mut parts = KeyParts::default();
+    let mut stop_prefixes = Vec::new();
+    for word in key.split(' ').filter(|w| !w.is_empty()) {
+        let n_chars = word.chars().count();
+        parts.grams += n_chars + 1;
+        if word.chars().any(char::is_numeric) {
+            if !parts.numeric.contains(&word) {
+                parts.numeric.push(word);
+            }
+            continue;
+        }
+        let end = word.char_indices().nth(PREFIX_CHARS).map_or(word.len(), |(i, _)| i);
+        let prefix = &word[..end];
+        let target = if is_stop_word(word) { &mut stop_prefixes } else { &mut parts.prefixes };
+        if !target.contains(&prefix) {
+            target.push(prefix);
+        }
+    }
+    if parts.prefixes.is_empty() {
+        parts.prefixes = stop_prefixes;
+    }
+    parts.numeric.sort_unstable();
+    parts
+}
+
+#[derive(Debug, Clone)]
+struct Candidate {
+    id: RecordId,
+    key: Box<str>,
+    grams: u32,
+}
+
+/// The index behind deduplication: exact keys and blocked candidates for the similarity path.
+///
+/// Keys passed in are [`name_key`](maxim_core::text::name_key)s of the name and of the category.
+/// Several concepts may hold the same key (records stored directly are not deduplicated);
+/// [`exact`](Self::exact) then answers with the first one inserted that is still held.
+#[derive(Debug, Clone)]
+pub struct NameIndex {
+    threshold: f64,
+    exact: FxHashMap<Box<str>, RecordId>,
+    blocks: FxHashMap<Box<str>, Vec<Candidate>>,
+}
+
+impl NameIndex {
+    /// An empty index matching at `threshold`, a number in `(0, 1]`.
+    pub fn new(threshold: f64) -> Result<Self> {
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(Error::out_of_range("name_similarity_threshold", threshold, "a number in (0, 1]"));
+        }
+        Ok(Self { threshold, exact: FxHashMap::default(), blocks: FxHashMap::default() })
+    }
+
+    /// The similarity threshold.
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+
+    /// Number of distinct (category, key) pairs held.
+    pub fn len(&self) -> usize {
+        self.exact.len()
+    }
+
+    /// True when no key is held.
+    pub fn is_empty(&self) -> bool {
+        self.exact.is_empty()
+    }
+
+    /// Indexes `key` in `category` as a name of `id`.
+    pub fn insert(&mut self, id: RecordId, category: &str, key: &str) {
+        let mut buf = String::new();
+        exact_key(&mut buf, category, key);
+        if !self.exact.contains_key(buf.as_str()) {
+            self.exact.insert(buf.as_str().into(), id);
+        }
+        let parts = key_parts(key);
+        let grams = u32::try_from(parts.grams).unwrap_or(u32::MAX);
+        for prefix in &parts.prefixes {
+            block_key(&mut buf, category, &parts.numeric, prefix);
+            let list = match self.blocks.get_mut(buf.as_str()) {
+                Some(list) => list,
+                None => self.blocks.entry(buf.as_str().into()).or_default(),
+            };
+            if !list.iter().any(|c| c.id == id && *c.key == *key) {
+                list.push(Candidate { id, key: key.into(), grams });
+            }
+        }
+    }
+
+    /// Forgets `key` in `category` as a name of `id` (nothing when it was not one).
+    pub fn remove(&mut self, id: RecordId, category: &str, key: &str) {
+        let mut buf = String::new();
+        let parts = key_parts(key);
+        let mut replacement = None;
+        for prefix in &parts.prefixes {
+            block_key(&mut buf, category, &parts.numeric, prefix);
+            if let Some(list) = self.blocks.get_mut(buf.as_str()) {
+                list.retain(|c| !(c.id == id && *c.key == *key));
+                if replacement.is_none() {
+                    replacement = list.iter().filter(|c| *c.key == *key).map(|c| c.id).min();
+                }
+                if list.is_empty() {
+                    self.blocks.remove(buf.as_str());
+                }
+            }
+        }
+        exact_key(&mut buf, category, key);
+        if self.exact.get(buf.as_str()) == Some(&id) {
+            match replacement {
+                Some(other) => {
+                    self.exact.insert(buf.as_str().into(), other);
+                }
+                None => {
+                    self.exact.remove(buf.as_str());
+                }
+            }
+        }
+    }
+
+    /// The concept whose name (or alias) has exactly `key` in `category`.
+    pub fn exact(&self, category: &str, key: &str) -> Option<RecordId> {
+        let mut buf = String::new();
+        self.exact_with(&mut buf, category, key)
+    }
+
+    /// [`exact`](Self::exact) with a caller's scratch buffer (no allocation once it has grown).
+    pub fn exact_with(&self, buf: &mut String, category: &str, key: &str) -> Option<RecordId> {
+        exact_key(buf, category, key);
+        self.exact.get(buf.as_str()).copied()
+    }
+
+    /// The best-scoring blocked candidate for `key` in `category` at or above the threshold
+    /// (ties to the smaller id); see the [module docs](self).
+    pub fn similar(&self, category: &str, key: &str) -> Option<SimilarName> {
+        let mut buf = String::new();
+        self.similar_with(&mut buf, category, key).0
+    }
+
+    /// [`similar`](Self::similar) with a caller's scratch buffer; also returns how many
+    /// candidates were scored.
+    pub fn similar_with(&self, buf: &mut String, category: &str, key: &str) -> (Option<SimilarName>, usize) {
+        let parts = key_parts(key);
+        let mut best: Option<(f64, &Candidate)> = None;
+        let mut scored = 0;
+        let mut seen: Vec<(RecordId, &str)> = Vec::new();
+        for (i, prefix) in parts.prefixes.iter().enumerate() {
+            block_key(buf, category, &parts.numeric, prefix);
+            let Some(list) = self.blocks.get(buf.as_str()) else {
+                continue;
+            };
+            for cand in list {
+                if !grams_can_reach(parts.grams, cand.grams as usize, self.threshold) {
+                    continue;
+                }
+                // A candidate in several of the key's blocks is scored once.
+                if i > 0 {
+                    if seen.iter().any(|&(id, k)| id == cand.id && k == &*cand.key) {
+                        continue;
+                    }
+                    seen.push((cand.id, &cand.key));
+                } else if parts.prefixes.len() > 1 {
+                    seen.push((cand.id, &cand.key));
+                }
+                scored += 1;
+                let score = name_similarity(key, &cand.key);
+                if score < self.threshold {
+                    continue;
+                }
+                let better = match best {
+                    None => true,
+                    Some((s, b)) => score > s || (score == s && cand.id < b.id),
+                };
+                if better {
+                    best = Some((score, cand));
+                }
+            }
+        }
+        let hit = best.map(|(score, c)| SimilarName { id: c.id, score, key: c.key.to_string() });
+        (hit, scored)
+    }
+}
+
+/// Whether keys of `a` and `b` bigrams can reach Dice `threshold`: `2 min(a, b) / (a + b)`
+/// bounds the coefficient from above.
+fn grams_can_reach(a: usize, b: usize, threshold: f64) -> bool {
+    2.0 * a.min(b) as f64 >= threshold * (a + b) as f64 - 1e-9
+}
+
+/// Writes the unambiguous exact key of (`category`, `key`) into `buf`.
+fn exact_key(buf: &mut String, category: &str, key: &str) {
+    use std::fmt::Write as _;
+    buf.clear();
+    let _ = write!(buf, "{}:", category.len());
+    buf.push_str(category);
+    buf.push_str(key);
+}
+
+/// Writes the unambiguous block key of (`category`, numeric words, `prefix`) into `buf`.
+fn block_key(buf: &mut String, category: &str, numeric: &[&str], prefix: &str) {
+    use std::fmt::Write as _;
+    buf.clear();
+    let _ = write!(buf, "{}:", category.len());
+    buf.push_str(category);
+    for n in numeric {
+        let _ = write!(buf, "{}:", n.len());
+        buf.push_str(n);
+    }
+    let _ = write!(buf, "|{}:", prefix.len());
+    buf.push_str(prefix);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use maxim_core::text::name_key;
+
+    fn id(n: u128) -> RecordId {
+        RecordId::from_u128(n)
+    }
+
+    fn index_of(names: &[(&str, &str)]) -> NameIndex {
+        let mut idx = NameIndex::new(0.8).unwrap();
+        for (n, (name, cat)) in names.iter().enumerate() {
+            idx.insert(id(n as u128 + 1), &name_key(cat), &name_key(name));
+        }
+        idx
+    }
+
+    fn similar(idx: &NameIndex, name: &str, cat: &str) -> Option<(RecordId, f64)> {
+        idx.similar(&name_key(cat), &name_key(name)).map(|s| (s.id, s.score))
+    }
+
+    #[test]
+    fn the_documented_examples() {
+        let idx = index_of(&[("coffee mug", "object"), ("room 1", "location"), ("room", "location")]);
+        let (hit, score) = similar(&idx, "coffe mug", "object").unwrap();
+        assert_eq!(hit, id(1));
+        assert!((score - 20.0 / 21.0).abs() < 1e-12, "{score}");
+        assert_eq!(similar(&idx, "mug coffee", "object"), Some((id(1), 1.0)));
+        assert_eq!(similar(&idx, "cofee mug", "object").map(|s| s.0), Some(id(1)));
+        assert_eq!(similar(&idx, "mug", "object"), None);
+        assert_eq!(similar(&idx, "coffee mug handle", "object"), None);
+        assert_eq!(similar(&idx, "cofee mgu", "object"), None);
+        assert_eq!(similar(&idx, "room 2", "location"), None);
+        assert_eq!(similar(&idx, "rooms 1", "location").map(|s| s.0), Some(id(2)));
+        assert_eq!(similar(&idx, "rom", "location"), None);
+        assert_eq!(
+            similar(&idx, "coffe mug", "objects").map(|s| s.0),
+            Some(id(1)),
+            "categories are keys too"
+        );
+    }
+
+    #[test]
+    fn blocking_keeps_numbered_names_apart_and_cheap() {
+        let mut idx = NameIndex::new(0.8).unwrap();
+        for j in 0..2000u128 {
+            idx.insert(id(j + 1), "object", &name_key(&format!("concept_{j:05}")));
+        }
+        let mut buf = String::new();
+        let (hit, scored) = idx.similar_with(&mut buf, "object", &name_key("concept_99999"));
+        assert!(hit.is_none());
+        assert_eq!(scored, 0, "no name shares the number");
+        let (hit, scored) = idx.similar_with(&mut buf, "object", &name_key("concepts 00042"));
+        assert_eq!(hit.map(|h| h.id), Some(id(43)));
+        assert_eq!(scored, 1);
+        assert_eq!(idx.exact("object", "concept 00042"), Some(id(43)));
+        assert_eq!(idx.exact("person", "concept 00042"), None);
+    }
+
+    #[test]
+    fn stop_words_block_only_when_alone() {
+        let parts = key_parts("the door of the kitchen 2");
+        assert_eq!(parts.prefixes, ["doo", "kit"]);
+        assert_eq!(parts.numeric, ["2"]);
+        assert_eq!(parts.grams, 4 + 5 + 3 + 4 + 8 + 2);
+        assert_eq!(key_parts("to be").prefixes, ["to", "be"]);
+        assert_eq!(key_parts("café olé").prefixes, ["caf", "olé"]);
+    }
+
+    #[test]
+    fn removal_repoints_shared_keys() {
+        let mut idx = NameIndex::new(0.8).unwrap();
+        idx.insert(id(5), "object", "mug");
+        idx.insert(id(3), "object", "mug");
+        idx.insert(id(9), "object", "mug");
+        assert_eq!(idx.exact("object", "mug"), Some(id(5)), "the first inserted wins");
+        idx.remove(id(5), "object", "mug");
+        assert_eq!(idx.exact("object", "mug"), Some(id(3)));
+        idx.remove(id(3), "object", "mug");
+        idx.remove(id(9), "object", "mug");
+        assert_eq!(idx.exact("object", "mug"), None);
+        assert!(idx.is_empty() && idx.blocks.is_empty());
+        idx.remove(id(9), "object", "mug");
+    }
+
+    #[test]
+    fn ties_go_to_the_smaller_id_and_the_threshold_is_checked() {
+        let mut idx = NameIndex::new(0.8).unwrap();
+        idx.insert(id(7), "", "blue mug");
+        idx.insert(id(4), "", "mug blue");
+        assert_eq!(idx.similar("", "blue mugs").map(|s| s.id), Some(id(4)));
+        for bad in [0.0, -0.1, 1.01, f64::NAN] {
+            assert!(NameIndex::new(bad).is_err());
+        }
+        let strict = index_of(&[("coffee mug", "")]);
+        assert!(strict.similar("", "coffee mug").is_some());
+        let exact_only = {
+            let mut i = NameIndex::new(1.0).unwrap();
+            i.insert(id(1), "", "coffee mug");
+            i
+        };
+        assert!(exact_only.similar("", "coffe mug").is_none());
+        assert!(exact_only.similar("", "mug coffee").is_some());
+    }
+
+    #[test]
+    fn length_filter_never_drops_a_match() {
+        let names = ["ab", "abc", "abcd", "abcdef", "abcdefghij", "ab cd", "abc def ghi"];
+        for a in names {
+            for b in names {
+                let (ka, kb) = (key_parts(a), key_parts(b));
+                if name_similarity(a, b) >= 0.8 {
+                    assert!(grams_can_reach(ka.grams, kb.grams, 0.8), "{a} / {b}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Saving and loading the semantic layer (§4.7) through the core snapshot codec.
+//!
+//! A snapshot of kind `atl` holds the records (full and compressed), the concept graph with
+//! every relationship edge and its metadata, the relationship types proposed at run time, and
+//! the counters. Saving is atomic (`maxim_core::codec::save`). Loading decodes and checks the
+//! whole file first (every record valid, ids distinct, every graph node a concept, every edge
+//! labelled with a known relationship type on the right edge kind) and only then replaces the
+//! layer's contents, so a failed load leaves the layer as it was.
+//!
+//! Embedding vectors are not saved: loading embeds the full concepts again with the layer's
+//! embedder, so a snapshot never mixes vectors of two models and stays small (10^5 vectors of
+//! 128 floats would add 51 MB). Built-in relationship types always come from the code: a
+//! file can add types, never redefine one. The layer's settings, clock, embedder and callbacks
+//! are the instance's own, never the file's.
+//!
+//! ```
+//! use atl::{Atl, spec};
+//! use maxim_core::{ManualClock, MemoryLayer, Timestamp};
+//! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+//! let mut atl = Atl::with_clock(clock.shared());
+//! let mug = atl.find_or_create(&spec("mug", "object"))?.id;
+//! let cup = atl.find_or_create(&spec("cup", "object"))?.id;
+//! atl.propose_relationship_type("NESTS_IN", "fits inside", false)?;
+//! atl.define_relationship(mug, cup, "NESTS_IN", 0.7, 0.6)?;
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("atl.snap");
+//! atl.save(&path)?;
+//! let mut fresh = Atl::with_clock(clock.shared());
+//! fresh.load(&path)?;
+//! assert_eq!(fresh.len(), 2);
+//! assert!(!fresh.registry().get("NESTS_IN").unwrap().builtin);
+//! assert_eq!(fresh.recall_similar("mugs", 1)[0].0, mug);
+//! # Ok::<(), atl::Error>(())
+//! ```
+
+use std::path::Path;
+
+use maxim_core::graph::Graph;
+use maxim_core::{CorruptReason, MemoryRecord, codec};
+use serde::{Deserialize, Serialize};
+
+use crate::concept::SemanticRecord;
+use crate::error::{Error, Result};
+use crate::registry::{RelationshipType, edge_kind_of};
+use crate::store::{Atl, LAYER_NAME, State};
+
+/// The version of the snapshot's payload layout this build writes and reads.
+pub const SCHEMA_VERSION: u16 = 1;
+
+#[derive(Serialize)]
+struct SnapshotOut<'a> {
+    schema: u16,
+    records: &'a [SemanticRecord],
+    graph: &'a Graph,
+    relationship_types: Vec<&'a RelationshipType>,
+    counters: Vec<(&'static str, u64)>,
+}
+
+#[derive(Deserialize)]
+struct SnapshotIn {
+    schema: u16,
+    records: Vec<SemanticRecord>,
+    graph: Graph,
+    relationship_types: Vec<RelationshipType>,
+    counters: Vec<(String, u64)>,
+}
+
+impl Atl {
+    /// Saves the layer to `path` atomically (see the [module docs](self)).
+    pub fn save_to_path(&self, path: &Path) -> Result<()> {
+        let _s = tracing::debug_span!("atl_save", n_concepts = self.state.len()).entered();
+        let snapshot = SnapshotOut {
+            schema: SCHEMA_VERSION,
+            records: &self.state.records,
+            graph: &self.state.graph,
+            relationship_types: self.state.registry.proposed().collect(),
+            counters: self.state.counters.to_pairs(self.queries.load(std::sync::atomic::Ordering::Relaxed)),
+        };
+        codec::save(path, LAYER_NAME, &snapshot)?;
+        Ok(())
+    }
+
+    /// Replaces the layer's contents with the snapshot at `path`; on any error the layer is
+    /// left exactly as it was (see the [module docs](self)).
+    pub fn load_from_path(&mut self, path: &Path) -> Result<()> {
+        let _s = tracing::debug_span!("atl_load").entered();
+        let snap: SnapshotIn = codec::load(path, LAYER_NAME)?;
+        let corrupt = |reason: String| {
+            Error::Core(maxim_core::Error::Corrupt {
+                path: path.to_path_buf(),
+                reason: CorruptReason::Payload(reason),
+                kept_aside: None,
+            })
+        };
+        if snap.schema != SCHEMA_VERSION {
+            return Err(Error::Core(maxim_core::Error::UnsupportedVersion {
+                path: path.to_path_buf(),
+                found: snap.schema,
+                supported: SCHEMA_VERSION,
+                kept_aside: None,
+            }));
+        }
+        let mut state = State::new(&self.config, self.embedder.dim())?;
+        state.registry.merge_saved(&snap.relationship_types);
+        let mut vector = Vec::new();
+        for record in snap.records {
+            let id = record.id();
+            record.validate().map_err(|e| corrupt(format!("concept {id}: {e}")))?;
+            if state.slots.contains_key(&id) {
+                return Err(corrupt(format!("concept {id} appears twice")));
+            }
+            state.push(record, &*self.embedder, &mut vector)?;
+        }
+        let graph = snap.graph;
+        for node in graph.nodes() {
+            if state.slot(node).is_none() {
+                return Err(corrupt(format!("graph node {node} is not a concept")));
+            }
+        }
+        for e in graph.edges() {
+            let Some(name) = e.relation() else {
+                return Err(corrupt(format!("edge {} -> {} has no relationship type", e.source, e.target)));
+            };
+            if !state.registry.contains(name) || edge_kind_of(name) != e.kind {
+                return Err(corrupt(format!(
+                    "edge {} -> {} has an unknown type {name:?}",
+                    e.source, e.target
+                )));
+            }
+            if e.weight > 1.0 {
+                return Err(corrupt(format!(
+                    "edge {} -> {} has weight {} above 1",
+                    e.source, e.target, e.weight
+                )));
+            }
+        }
+        let mut graph = graph;
+        for record in &state.records {
+            graph.add_node(record.id())?;
+        }
+        state.graph = graph;
+        for (name, value) in &snap.counters {
+            state.counters.set(name, *value);
+        }
+        for record in &state.records {
+            self.ids.observe(record.id());
+        }
+        let queries = snap.counters.iter().find(|(n, _)| n == "queries").map_or(0, |(_, v)| *v);
+        tracing::debug!(n_concepts = state.len(), n_edges = state.graph.edge_count(), "atl loaded");
+        self.state = state;
+        self.queries.store(queries, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+}

@@ -1,0 +1,1352 @@
+//! [`Atl`]: the semantic layer's store, its [`AtlConfig`] and [`AtlBuilder`], deduplicating
+//! [`find_or_create`](Atl::find_or_create), filtered [`recall`](Atl::recall_concepts),
+//! [`recall_similar`](Atl::recall_similar), and the property claims of concepts.
+//!
+//! Records live in a dense vector; a `RecordId → slot` map finds them, and a removal swaps the
+//! last record into the hole. Beside each record the store keeps its name, category and alias
+//! keys, so filters and index updates never recompute them.
+//!
+//! ```
+//! use atl::{Atl, ConceptFilter, MatchKind, spec};
+//! use maxim_core::{ManualClock, RecordId, Timestamp};
+//!
+//! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+//! let mut atl = Atl::builder().clock(clock.shared()).id_seed(1).build()?;
+//! let first = atl.find_or_create(&spec("coffee_mug", "object"))?;
+//! assert!(first.created);
+//! for name in ["coffee mug", "Coffee Mug", "coffee mugs"] {
+//!     let again = atl.find_or_create(&spec(name, "object"))?;
+//!     assert_eq!((again.id, again.created, again.matched), (first.id, false, MatchKind::Exact));
+//! }
+//! let typo = atl.find_or_create(&spec("coffe mug", "object"))?;
+//! assert_eq!(typo.id, first.id);
+//! assert!(matches!(typo.matched, MatchKind::Similar { .. }));
+//! assert!(atl.find_or_create(&spec("coffee mug", "person"))?.created); // another category
+//! assert_eq!(atl.recall_concepts(&ConceptFilter::new().category("object"), 10).len(), 1);
+//! # Ok::<(), atl::Error>(())
+//! ```
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use maxim_core::embed::{Embedder, HashEmbedder, VectorIndex};
+use maxim_core::graph::{ActivationParams, Graph};
+use maxim_core::layer::Callbacks;
+use maxim_core::text::{name_key, name_key_into};
+use maxim_core::value::Value;
+use maxim_core::{
+    ConceptProvenance, ConceptSpec, IdGenerator, LayerKind, MemoryRecord, RecordId, SharedClock, Source,
+    SystemClock, Timestamp, Trust, check_unit, days,
+};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::concept::{
+    Concept, MAX_ALIASES, MAX_REFS_PER_LAYER, MemoryRefs, SemanticRecord, default_source, merge_provenance,
+};
+use crate::error::{Error, Result};
+use crate::index::{ContextIndex, property_value_key};
+use crate::names::NameIndex;
+use crate::properties::{Claim, Contradiction, Property, PropertyChange, check_key};
+use crate::registry::RelationshipRegistry;
+
+/// The layer's name.
+pub const LAYER_NAME: &str = "atl";
+
+/// Settings of an [`Atl`]; the defaults are the original's (§4.5, §4.6, §1.2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtlConfig {
+    /// Most concepts held; storing one more evicts the lowest-scored (default 10,000).
+    pub max_concepts: usize,
+    /// Names scoring at least this by [`name_similarity`](maxim_core::text::name_similarity)
+    /// denote the same concept, in `(0, 1]` (default 0.8; 1.0 merges only equal word sets).
+    pub name_similarity_threshold: f64,
+    /// Consolidation removes concepts scoring below this (default 0.2).
+    pub retention_threshold: f64,
+    /// Consolidation compresses concepts scoring below this (default 0.4).
+    pub compression_threshold: f64,
+    /// After this long without access, recency counts nothing (default 30 days).
+    pub max_age_without_access: Duration,
+    /// Concepts younger than this are never compressed (default 7 days).
+    pub compression_age: Duration,
+    /// Spreading activation of [`recall_associated`](maxim_core::MemoryLayer::recall_associated)
+    /// (default decay 0.5, threshold 0.1, depth 3).
+    pub activation: ActivationParams,
+    /// Cap of each concept's references per layer (default 200).
+    pub max_refs_per_layer: usize,
+}
+
+impl Default for AtlConfig {
+    fn default() -> Self {
+        Self {
+            max_concepts: 10_000,
+            name_similarity_threshold: 0.8,
+            retention_threshold: 0.2,
+            compression_threshold: 0.4,
+            max_age_without_access: days(30),
+            compression_age: days(7),
+            activation: ActivationParams::DEFAULT,
+            max_refs_per_layer: MAX_REFS_PER_LAYER,
+        }
+    }
+}
+
+impl AtlConfig {
+    /// Checks the settings: at least one concept, thresholds in range with retention at most
+    /// compression, a non-zero maximum age, at least one reference per layer.
+    pub fn validate(&self) -> Result<()> {
+        if self.max_concepts == 0 {
+            return Err(Error::out_of_range("max_concepts", 0.0, "at least 1"));
+        }
+        let t = self.name_similarity_threshold;
+        if !(t > 0.0 && t <= 1.0) {
+            return Err(Error::out_of_range("name_similarity_threshold", t, "a number in (0, 1]"));
+        }
+        check_unit("retention_threshold", self.retention_threshold)?;
+        check_unit("compression_threshold", self.compression_threshold)?;
+        if self.retention_threshold > self.compression_threshold {
+            return Err(Error::out_of_range(
+                "retention_threshold",
+                self.retention_threshold,
+                "at most compression_threshold",
+            ));
+        }
+        if self.max_age_without_access.is_zero() {
+            return Err(Error::out_of_range("max_age_without_access", 0.0, "longer than zero"));
+        }
+        if self.max_refs_per_layer == 0 {
+            return Err(Error::out_of_range("max_refs_per_layer", 0.0, "at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Assembles an [`Atl`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use atl::{Atl, AtlConfig};
+/// use maxim_core::embed::HashEmbedder;
+/// let atl = Atl::builder()
+///     .config(AtlConfig { max_concepts: 100, ..AtlConfig::default() })
+///     .embedder(Arc::new(HashEmbedder::with_dim(64)?))
+///     .id_seed(7)
+///     .build()?;
+/// assert_eq!(atl.config().max_concepts, 100);
+/// assert_eq!(atl.embedder().dim(), 64);
+/// # Ok::<(), atl::Error>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct AtlBuilder {
+    config: AtlConfig,
+    clock: Option<SharedClock>,
+    embedder: Option<Arc<dyn Embedder>>,
+    id_seed: Option<u64>,
+}
+
+impl std::fmt::Debug for AtlBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AtlBuilder")
+            .field("config", &self.config)
+            .field("embedder", &self.embedder.as_ref().map(|e| e.name().to_owned()))
+            .field("id_seed", &self.id_seed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AtlBuilder {
+    /// The settings (default [`AtlConfig::default`]).
+    pub fn config(&mut self, config: AtlConfig) -> &mut Self {
+        self.config = config;
+        self
+    }
+
+    /// The clock (default the system clock).
+    pub fn clock(&mut self, clock: SharedClock) -> &mut Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The embedder of [`recall_similar`](Atl::recall_similar) (default [`HashEmbedder`]).
+    pub fn embedder(&mut self, embedder: Arc<dyn Embedder>) -> &mut Self {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// Seeds the id generator, for reproducible ids (default: seeded from entropy).
+    pub fn id_seed(&mut self, seed: u64) -> &mut Self {
+        self.id_seed = Some(seed);
+        self
+    }
+
+    /// The layer, once the settings are checked.
+    pub fn build(&self) -> Result<Atl> {
+        self.config.validate()?;
+        let embedder: Arc<dyn Embedder> =
+            self.embedder.clone().unwrap_or_else(|| Arc::new(HashEmbedder::default()));
+        let state = State::new(&self.config, embedder.dim())?;
+        Ok(Atl {
+            config: self.config.clone(),
+            clock: self.clock.clone().unwrap_or_else(SystemClock::shared),
+            ids: self.id_seed.map_or_else(IdGenerator::from_entropy, IdGenerator::seeded),
+            embedder,
+            state,
+            callbacks: Callbacks::new(LAYER_NAME),
+            queries: AtomicU64::new(0),
+            scratch: Scratch::default(),
+        })
+    }
+}
+
+/// A [`ConceptSpec`] for `name` in `category` with the defaults of the original's
+/// `find_or_create`: no definition, episodic consolidation, no episode, from
+/// [`Source::Episodic`] with its default trust.
+///
+/// ```
+/// let s = atl::spec("mug", "object");
+/// assert_eq!((s.name.as_str(), s.category.as_str(), s.trust), ("mug", "object", 0.6));
+/// assert!(s.source_episode.is_none());
+/// ```
+pub fn spec(name: &str, category: &str) -> ConceptSpec {
+    let source = default_source(ConceptProvenance::EpisodicConsolidation);
+    ConceptSpec {
+        name: name.to_owned(),
+        category: category.to_owned(),
+        definition: String::new(),
+        provenance: ConceptProvenance::EpisodicConsolidation,
+        source_episode: None,
+        trust: source.default_trust().get(),
+        source,
+    }
+}
+
+/// How [`Atl::find_or_create`] matched the name.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MatchKind {
+    /// Nothing matched: a concept was created.
+    Created,
+    /// The name's key equals the key of the concept's name or of one of its aliases.
+    Exact,
+    /// The name's key is similar enough to a name held; the new name became an alias.
+    Similar {
+        /// The similarity score.
+        score: f64,
+        /// The key it matched.
+        matched_key: String,
+    },
+}
+
+/// What [`Atl::find_or_create`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FindOrCreate {
+    /// The concept found or created.
+    pub id: RecordId,
+    /// True when it was created.
+    pub created: bool,
+    /// True when an existing concept was reinforced (a source episode was given).
+    pub reinforced: bool,
+    /// How the name matched.
+    pub matched: MatchKind,
+}
+
+/// What [`Atl::set_property`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PropertyWrite {
+    /// What happened to the claims.
+    pub change: PropertyChange,
+    /// The open contradiction over the property, when sources now disagree.
+    pub contradiction: Option<Contradiction>,
+}
+
+/// What [`Atl::purge_source`] removed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SourcePurge {
+    /// Concepts whose own source it was, removed.
+    pub concepts_removed: Vec<RecordId>,
+    /// Claims of that source retracted from the concepts that stay.
+    pub claims_retracted: usize,
+}
+
+/// The recall filter of §4.5; every field set must match (AND). The default matches every
+/// record, compressed ones included.
+///
+/// Names and categories compare by [`name_key`] (a concept's aliases count as names);
+/// `property_value` compares with the property's current value.
+///
+/// ```
+/// use atl::ConceptFilter;
+/// let f = ConceptFilter::new().category("object").min_confidence(0.7).property("color", "blue");
+/// assert_eq!(f.category.as_deref(), Some("object"));
+/// assert!(f.include_compressed);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConceptFilter {
+    /// The name (or an alias).
+    pub name: Option<String>,
+    /// The category.
+    pub category: Option<String>,
+    /// Lowest confidence.
+    pub min_confidence: Option<f64>,
+    /// A property the concept has.
+    pub property_key: Option<String>,
+    /// The current value of `property_key` (ignored without it).
+    pub property_value: Option<Value>,
+    /// Whether compressed concepts may match (default true).
+    pub include_compressed: bool,
+    /// The substrate modality.
+    pub substrate_modality: Option<String>,
+    /// The source.
+    pub source: Option<Source>,
+    /// Only contested concepts (`Some(true)`) or only uncontested ones (`Some(false)`).
+    pub contested: Option<bool>,
+}
+
+impl Default for ConceptFilter {
+    fn default() -> Self {
+        Self {
+            name: None,
+            category: None,
+            min_confidence: None,
+            property_key: None,
+            property_value: None,
+            include_compressed: true,
+            substrate_modality: None,
+            source: None,
+            contested: None,
+        }
+    }
+}
+
+impl ConceptFilter {
+    /// The filter that matches everything.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Also by name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Also by category.
+    pub fn category(mut self, category: impl Into<String>) -> Self {
+        self.category = Some(category.into());
+        self
+    }
+
+    /// Also by lowest confidence.
+    pub fn min_confidence(mut self, min: f64) -> Self {
+        self.min_confidence = Some(min);
+        self
+    }
+
+    /// Also by property key.
+    pub fn property_key(mut self, key: impl Into<String>) -> Self {
+        self.property_key = Some(key.into());
+        self
+    }
+
+    /// Also by property key and current value.
+    pub fn property(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.property_key = Some(key.into());
+        self.property_value = Some(value.into());
+        self
+    }
+
+    /// Whether compressed concepts may match.
+    pub fn include_compressed(mut self, include: bool) -> Self {
+        self.include_compressed = include;
+        self
+    }
+
+    /// Also by substrate modality.
+    pub fn substrate_modality(mut self, modality: impl Into<String>) -> Self {
+        self.substrate_modality = Some(modality.into());
+        self
+    }
+
+    /// Also by source.
+    pub fn source(mut self, source: Source) -> Self {
+        self.source = Some(source);
+        self
+    }
+
+    /// Also by whether the concept is contested.
+    pub fn contested(mut self, contested: bool) -> Self {
+        self.contested = Some(contested);
+        self
+    }
+}
+
+/// The keys kept beside each record.
+#[derive(Debug, Clone)]
+pub(crate) struct Keys {
+    pub(crate) name: Box<str>,
+    pub(crate) category: Box<str>,
+    pub(crate) aliases: Vec<Box<str>>,
+}
+
+impl Keys {
+    fn of(record: &SemanticRecord) -> Self {
+        Self {
+            name: name_key(record.name()).into(),
+            category: name_key(record.category()).into(),
+            aliases: record.aliases().iter().map(|a| name_key(a).into()).collect(),
+        }
+    }
+
+    fn has(&self, key: &str) -> bool {
+        *self.name == *key || self.aliases.iter().any(|a| **a == *key)
+    }
+}
+
+/// Counts kept by the layer (reported by `stats`, saved with it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Counters {
+    pub(crate) concepts_stored: u64,
+    pub(crate) concepts_created: u64,
+    pub(crate) exact_hits: u64,
+    pub(crate) similarity_merges: u64,
+    pub(crate) similarity_comparisons: u64,
+    pub(crate) reinforcements: u64,
+    pub(crate) removals: u64,
+    pub(crate) evictions: u64,
+    pub(crate) compressions: u64,
+    pub(crate) consolidations: u64,
+    pub(crate) relationships_defined: u64,
+    pub(crate) relationships_reinforced: u64,
+    pub(crate) contradictions_reported: u64,
+}
+
+impl Counters {
+    pub(crate) fn to_pairs(&self, queries: u64) -> Vec<(&'static str, u64)> {
+        vec![
+            ("concepts_stored", self.concepts_stored),
+            ("concepts_created", self.concepts_created),
+            ("exact_hits", self.exact_hits),
+            ("similarity_merges", self.similarity_merges),
+            ("similarity_comparisons", self.similarity_comparisons),
+            ("reinforcements", self.reinforcements),
+            ("removals", self.removals),
+            ("evictions", self.evictions),
+            ("compressions", self.compressions),
+            ("consolidations", self.consolidations),
+            ("relationships_defined", self.relationships_defined),
+            ("relationships_reinforced", self.relationships_reinforced),
+            ("contradictions_reported", self.contradictions_reported),
+            ("queries", queries),
+        ]
+    }
+
+    pub(crate) fn set(&mut self, name: &str, value: u64) {
+        let slot = match name {
+            "concepts_stored" => &mut self.concepts_stored,
+            "concepts_created" => &mut self.concepts_created,
+            "exact_hits" => &mut self.exact_hits,
+            "similarity_merges" => &mut self.similarity_merges,
+            "similarity_comparisons" => &mut self.similarity_comparisons,
+            "reinforcements" => &mut self.reinforcements,
+            "removals" => &mut self.removals,
+            "evictions" => &mut self.evictions,
+            "compressions" => &mut self.compressions,
+            "consolidations" => &mut self.consolidations,
+            "relationships_defined" => &mut self.relationships_defined,
+            "relationships_reinforced" => &mut self.relationships_reinforced,
+            "contradictions_reported" => &mut self.contradictions_reported,
+            _ => return,
+        };
+        *slot = value;
+    }
+}
+
+/// Everything a snapshot replaces.
+#[derive(Debug, Clone)]
+pub(crate) struct State {
+    pub(crate) records: Vec<SemanticRecord>,
+    pub(crate) keys: Vec<Keys>,
+    pub(crate) slots: FxHashMap<RecordId, u32>,
+    pub(crate) names: NameIndex,
+    pub(crate) index: ContextIndex,
+    pub(crate) contested: FxHashSet<RecordId>,
+    pub(crate) vectors: VectorIndex,
+    pub(crate) graph: Graph,
+    pub(crate) registry: RelationshipRegistry,
+    pub(crate) counters: Counters,
+}
+
+impl State {
+    pub(crate) fn new(config: &AtlConfig, dim: usize) -> Result<Self> {
+        Ok(Self {
+            records: Vec::new(),
+            keys: Vec::new(),
+            slots: FxHashMap::default(),
+            names: NameIndex::new(config.name_similarity_threshold)?,
+            index: ContextIndex::default(),
+            contested: FxHashSet::default(),
+            vectors: VectorIndex::new(dim)?,
+            graph: Graph::new(),
+            registry: RelationshipRegistry::new(),
+            counters: Counters::default(),
+        })
+    }
+
+    pub(crate) fn slot(&self, id: RecordId) -> Option<usize> {
+        self.slots.get(&id).map(|&s| s as usize)
+    }
+
+    pub(crate) fn record(&self, id: RecordId) -> Option<&SemanticRecord> {
+        self.slot(id).map(|s| &self.records[s])
+    }
+
+    pub(crate) fn require(&self, id: RecordId) -> Result<usize> {
+        self.slot(id).ok_or(Error::UnknownConcept { id })
+    }
+
+    /// Appends a validated record whose id is new, with every index, graph node and vector.
+    pub(crate) fn push(
+        &mut self,
+        record: SemanticRecord,
+        embedder: &dyn Embedder,
+        vec: &mut Vec<f32>,
+    ) -> Result<usize> {
+        let id = record.id();
+        self.graph.add_node(id)?;
+        let slot = self.records.len();
+        self.slots.insert(id, slot as u32);
+        self.keys.push(Keys::of(&record));
+        self.records.push(record);
+        self.index_names(slot);
+        self.index_content(slot);
+        self.embed(slot, embedder, vec);
+        Ok(slot)
+    }
+
+    /// Takes the record at `slot` out of every index, the graph and the vectors, and out of
+    /// the store (the last record moves into its slot).
+    pub(crate) fn take(&mut self, slot: usize) -> SemanticRecord {
+        let id = self.records[slot].id();
+        self.unindex_content(slot);
+        self.unindex_names(slot);
+        self.graph.remove_node(id);
+        let _ = self.vectors.remove(id);
+        self.slots.remove(&id);
+        self.keys.swap_remove(slot);
+        let record = self.records.swap_remove(slot);
+        if slot < self.records.len() {
+            let moved = self.records[slot].id();
+            self.slots.insert(moved, slot as u32);
+        }
+        record
+    }
+
+    fn index_names(&mut self, slot: usize) {
+        let id = self.records[slot].id();
+        let keys = &self.keys[slot];
+        self.names.insert(id, &keys.category, &keys.name);
+        self.index.names.insert(&keys.name, id);
+        for alias in &keys.aliases {
+            self.names.insert(id, &keys.category, alias);
+            self.index.names.insert(alias, id);
+        }
+        self.index.categories.insert(&keys.category, id);
+    }
+
+    fn unindex_names(&mut self, slot: usize) {
+        let id = self.records[slot].id();
+        let keys = &self.keys[slot];
+        self.names.remove(id, &keys.category, &keys.name);
+        self.index.names.remove(&keys.name, id);
+        for alias in &keys.aliases {
+            self.names.remove(id, &keys.category, alias);
+            self.index.names.remove(alias, id);
+        }
+        self.index.categories.remove(&keys.category, id);
+    }
+
+    /// Indexes what only full concepts have: properties, modality, contested state.
+    pub(crate) fn index_content(&mut self, slot: usize) {
+        let SemanticRecord::Full(c) = &self.records[slot] else {
+            return;
+        };
+        let id = c.meta.id;
+        for p in c.properties.iter() {
+            self.index.property_keys.insert(p.key(), id);
+            self.index.property_values.insert(&property_value_key(p.key(), p.current()), id);
+        }
+        if let Some(m) = c.substrate_modality.as_deref() {
+            self.index.modalities.insert(m, id);
+        }
+        if c.properties.is_contested() {
+            self.contested.insert(id);
+        }
+    }
+
+    pub(crate) fn unindex_content(&mut self, slot: usize) {
+        let SemanticRecord::Full(c) = &self.records[slot] else {
+            return;
+        };
+        let id = c.meta.id;
+        for p in c.properties.iter() {
+            self.index.property_keys.remove(p.key(), id);
+            self.index.property_values.remove(&property_value_key(p.key(), p.current()), id);
+        }
+        if let Some(m) = c.substrate_modality.as_deref() {
+            self.index.modalities.remove(m, id);
+        }
+        self.contested.remove(&id);
+    }
+
+    /// (Re)computes the vector of the full concept at `slot`; a compressed one has none.
+    pub(crate) fn embed(&mut self, slot: usize, embedder: &dyn Embedder, vec: &mut Vec<f32>) {
+        let record = &self.records[slot];
+        let id = record.id();
+        match record {
+            SemanticRecord::Full(c) => {
+                vec.resize(embedder.dim(), 0.0);
+                embedder.embed_into(&c.text_for_embedding(), vec);
+                if let Err(err) = self.vectors.add(id, vec) {
+                    tracing::warn!(%id, error = %err, "embedder produced an unusable vector; concept not searchable");
+                    let _ = self.vectors.remove(id);
+                }
+            }
+            SemanticRecord::Compressed(_) => {
+                let _ = self.vectors.remove(id);
+            }
+        }
+    }
+
+    /// Adds `alias` (whose key is `key`) to the concept at `slot`, unless the key is already
+    /// one of its names or it has [`MAX_ALIASES`]. Returns whether it was added.
+    fn add_alias(&mut self, slot: usize, alias: &str, key: &str) -> bool {
+        if self.keys[slot].has(key) || self.keys[slot].aliases.len() >= MAX_ALIASES {
+            return false;
+        }
+        let id = self.records[slot].id();
+        self.records[slot].aliases_mut().push(alias.to_owned());
+        self.keys[slot].aliases.push(key.into());
+        let category = &self.keys[slot].category;
+        self.names.insert(id, category, key);
+        self.index.names.insert(key, id);
+        true
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.records.len()
+    }
+}
+
+/// Reusable buffers of the hot paths.
+#[derive(Debug, Default)]
+struct Scratch {
+    name: String,
+    category: String,
+    key: String,
+    vector: Vec<f32>,
+}
+
+/// The semantic layer: concepts, their relationships and their contradictions. See the
+/// [crate docs](crate).
+pub struct Atl {
+    pub(crate) config: AtlConfig,
+    pub(crate) clock: SharedClock,
+    pub(crate) ids: IdGenerator,
+    pub(crate) embedder: Arc<dyn Embedder>,
+    pub(crate) state: State,
+    pub(crate) callbacks: Callbacks<SemanticRecord>,
+    pub(crate) queries: AtomicU64,
+    scratch: Scratch,
+}
+
+impl std::fmt::Debug for Atl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Atl")
+            .field("concepts", &self.state.len())
+            .field("graph_edges", &self.state.graph.edge_count())
+            .field("embedder", &self.embedder.name())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Atl {
+    /// A builder with every default.
+    pub fn builder() -> AtlBuilder {
+        AtlBuilder::default()
+    }
+
+    /// A layer with the default settings and embedder, on `clock`.
+    pub fn with_clock(clock: SharedClock) -> Self {
+        let mut b = Self::builder();
+        b.clock(clock);
+        b.build().expect("the default settings are valid")
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &AtlConfig {
+        &self.config
+    }
+
+    /// The embedder of [`recall_similar`](Self::recall_similar).
+    pub fn embedder(&self) -> &dyn Embedder {
+        &*self.embedder
+    }
+
+    /// The clock's current time.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// The relationship types.
+    pub fn registry(&self) -> &RelationshipRegistry {
+        &self.state.registry
+    }
+
+    /// The concept graph.
+    pub fn concept_graph(&self) -> &Graph {
+        &self.state.graph
+    }
+
+    /// Number of concepts held, full and compressed.
+    pub fn concept_count(&self) -> usize {
+        self.state.len()
+    }
+
+    /// Number of compressed concepts held.
+    pub fn compressed_count(&self) -> usize {
+        self.state.records.iter().filter(|r| r.is_compressed()).count()
+    }
+
+    /// The record `id`, without recording an access.
+    pub fn record(&self, id: RecordId) -> Option<&SemanticRecord> {
+        self.state.record(id)
+    }
+
+    /// The full concept `id`, without recording an access (`None` when it is unknown or
+    /// compressed).
+    pub fn concept(&self, id: RecordId) -> Option<&Concept> {
+        self.state.record(id).and_then(SemanticRecord::as_concept)
+    }
+
+    /// A new concept named `name` in `category` with a fresh id made now, ready for
+    /// [`store`](maxim_core::MemoryLayer::store) (see [`Concept::new`]).
+    pub fn new_concept(&mut self, name: &str, category: &str) -> Result<Concept> {
+        let now = self.clock.now();
+        let id = self.ids.next_id(now);
+        let mut c = Concept::new(id, name, category, now)?;
+        c.memory_refs = MemoryRefs::with_cap(self.config.max_refs_per_layer);
+        Ok(c)
+    }
+
+    /// Stores `record` as it is (no deduplication; see [`find_or_create`](Self::find_or_create)),
+    /// evicting the lowest-scored concept when the store is full, then runs the capture
+    /// callbacks.
+    ///
+    /// Errors (nothing changes): an invalid record ([`SemanticRecord::validate`]), an id already
+    /// held ([`Error::DuplicateId`]).
+    pub fn insert(&mut self, record: SemanticRecord) -> Result<RecordId> {
+        let id = record.id();
+        let _s = tracing::debug_span!("atl_store", %id, n_concepts = self.state.len()).entered();
+        record.validate()?;
+        if self.state.slots.contains_key(&id) {
+            return Err(Error::DuplicateId { id });
+        }
+        self.ids.observe(id);
+        self.make_room()?;
+        let slot = self.state.push(record, &*self.embedder, &mut self.scratch.vector)?;
+        self.state.counters.concepts_stored += 1;
+        self.callbacks.fire_capture(id, &self.state.records[slot]);
+        Ok(id)
+    }
+
+    /// Removes concept `id` from the store, every index and the graph (with all its edges), then
+    /// runs the deletion callbacks. Errors: [`Error::UnknownConcept`].
+    pub fn remove_concept(&mut self, id: RecordId) -> Result<SemanticRecord> {
+        let _s = tracing::debug_span!("atl_remove", %id).entered();
+        let slot = self.state.require(id)?;
+        let record = self.state.take(slot);
+        self.state.counters.removals += 1;
+        self.callbacks.fire_delete(id);
+        Ok(record)
+    }
+
+    /// Finds the concept `spec` names, or creates it (§4.5, with the seed's deduplication).
+    ///
+    /// The name's [`name_key`] is looked up in its category: first exactly (the name or an
+    /// alias of a concept), then by similarity among blocked candidates (see
+    /// [`names`](crate::names)). A similar name becomes an alias of the concept, so the next
+    /// lookup is exact. A hit with a source episode reinforces the concept (its provenance
+    /// becomes hybrid when the spec's differs); a hit fills an empty definition. A miss creates
+    /// a concept from the spec (reinforcement count 1, confidence 0.6, the spec's source and
+    /// trust, the episode if any).
+    ///
+    /// Errors (nothing changes): a name without a letter or digit ([`Error::EmptyName`]), a
+    /// trust outside `[0, 1]`.
+    pub fn find_or_create(&mut self, spec: &ConceptSpec) -> Result<FindOrCreate> {
+        let trust = Trust::new(spec.trust)?;
+        name_key_into(&spec.name, &mut self.scratch.name);
+        if self.scratch.name.is_empty() {
+            return Err(Error::EmptyName { field: "name", value: spec.name.clone() });
+        }
+        name_key_into(&spec.category, &mut self.scratch.category);
+        let now = self.clock.now();
+        let Scratch { name, category, key, .. } = &mut self.scratch;
+        if let Some(id) = self.state.names.exact_with(key, category, name) {
+            self.state.counters.exact_hits += 1;
+            let reinforced = self.apply_hit(id, spec, now);
+            return Ok(FindOrCreate { id, created: false, reinforced, matched: MatchKind::Exact });
+        }
+        let (hit, scored) = self.state.names.similar_with(key, category, name);
+        self.state.counters.similarity_comparisons += scored as u64;
+        if let Some(hit) = hit {
+            let _s = tracing::debug_span!("atl_similar_name", id = %hit.id, scored).entered();
+            self.state.counters.similarity_merges += 1;
+            let slot = self.state.slot(hit.id).expect("indexed names belong to held concepts");
+            self.state.add_alias(slot, spec.name.trim(), name);
+            let reinforced = self.apply_hit(hit.id, spec, now);
+            let matched = MatchKind::Similar { score: hit.score, matched_key: hit.key };
+            return Ok(FindOrCreate { id: hit.id, created: false, reinforced, matched });
+        }
+        let id = self.ids.next_id(now);
+        let mut concept = Concept::new(id, &spec.name, &spec.category, now)?
+            .with_definition(spec.definition.clone())
+            .with_provenance(spec.provenance);
+        concept.meta.source = spec.source.clone();
+        concept.meta.trust = trust;
+        concept.memory_refs = MemoryRefs::with_cap(self.config.max_refs_per_layer);
+        concept.source_episode_ids.extend(spec.source_episode);
+        self.insert(concept.into())?;
+        self.state.counters.concepts_created += 1;
+        Ok(FindOrCreate { id, created: true, reinforced: false, matched: MatchKind::Created })
+    }
+
+    /// What a found concept takes from the spec; returns whether it was reinforced.
+    fn apply_hit(&mut self, id: RecordId, spec: &ConceptSpec, now: Timestamp) -> bool {
+        let slot = self.state.slot(id).expect("indexed names belong to held concepts");
+        let record = &mut self.state.records[slot];
+        let reinforced = spec.source_episode.is_some();
+        if reinforced {
+            record.reinforce(spec.source_episode, now);
+            let provenance = match record {
+                SemanticRecord::Full(c) => &mut c.provenance,
+                SemanticRecord::Compressed(c) => &mut c.provenance,
+            };
+            *provenance = merge_provenance(*provenance, spec.provenance);
+            self.state.counters.reinforcements += 1;
+        }
+        if let SemanticRecord::Full(c) = record {
+            if c.definition.trim().is_empty() && !spec.definition.trim().is_empty() {
+                c.definition.clone_from(&spec.definition);
+                self.state.embed(slot, &*self.embedder, &mut self.scratch.vector);
+            }
+        }
+        reinforced
+    }
+
+    /// The concept `name` would be found as in `category`, without changing anything: the
+    /// exact match or the best similar one.
+    pub fn lookup(&self, name: &str, category: &str) -> Option<(RecordId, MatchKind)> {
+        let (key, cat) = (name_key(name), name_key(category));
+        if key.is_empty() {
+            return None;
+        }
+        if let Some(id) = self.state.names.exact(&cat, &key) {
+            return Some((id, MatchKind::Exact));
+        }
+        self.state
+            .names
+            .similar(&cat, &key)
+            .map(|h| (h.id, MatchKind::Similar { score: h.score, matched_key: h.key }))
+    }
+
+    /// Reinforces concept `id` now, crediting `episode` if given (§4.2).
+    /// Errors: [`Error::UnknownConcept`].
+    pub fn reinforce(&mut self, id: RecordId, episode: Option<RecordId>) -> Result<()> {
+        let slot = self.state.require(id)?;
+        let now = self.clock.now();
+        self.state.records[slot].reinforce(episode, now);
+        self.state.counters.reinforcements += 1;
+        Ok(())
+    }
+
+    /// Up to `limit` records matching `filter`, most recently accessed first (ties: newer id
+    /// first). The candidates come from the first index the filter names (name, category,
+    /// property, modality), else from every record; each is then checked against the whole
+    /// filter. No access is recorded.
+    pub fn recall_concepts(&self, filter: &ConceptFilter, limit: usize) -> Vec<&SemanticRecord> {
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        let _s = tracing::debug_span!("atl_recall", limit, n_concepts = self.state.len()).entered();
+        if limit == 0 {
+            return Vec::new();
+        }
+        let prepared = Prepared::new(filter);
+        let idx = &self.state.index;
+        let candidates: Option<&crate::index::IdSet> = if let Some(name) = &prepared.name {
+            idx.names.get(name)
+        } else if let Some(category) = &prepared.category {
+            idx.categories.get(category)
+        } else if let Some(key) = prepared.property_key {
+            match &filter.property_value {
+                Some(v) => idx.property_values.get(&property_value_key(key, v)),
+                None => idx.property_keys.get(key),
+            }
+        } else if let Some(m) = filter.substrate_modality.as_deref() {
+            idx.modalities.get(m)
+        } else {
+            let mut found: Vec<usize> =
+                (0..self.state.len()).filter(|&s| self.matches(s, filter, &prepared)).collect();
+            return self.most_recent(&mut found, limit);
+        };
+        let any_index = prepared.name.is_some()
+            || prepared.category.is_some()
+            || prepared.property_key.is_some()
+            || filter.substrate_modality.is_some();
+        debug_assert!(any_index);
+        let mut found: Vec<usize> = candidates
+            .into_iter()
+            .flat_map(|set| set.iter())
+            .filter_map(|id| self.state.slot(id))
+            .filter(|&s| self.matches(s, filter, &prepared))
+            .collect();
+        self.most_recent(&mut found, limit)
+    }
+
+    fn most_recent(&self, slots: &mut [usize], limit: usize) -> Vec<&SemanticRecord> {
+        let records = &self.state.records;
+        let order = |a: &usize, b: &usize| {
+            let (ma, mb) = (records[*a].meta(), records[*b].meta());
+            mb.accessed_at.cmp(&ma.accessed_at).then(mb.id.cmp(&ma.id))
+        };
+        if limit < slots.len() {
+            slots.select_nth_unstable_by(limit - 1, order);
+        }
+        let n = limit.min(slots.len());
+        let top = &mut slots[..n];
+        top.sort_unstable_by(order);
+        top.iter().map(|&s| &records[s]).collect()
+    }
+
+    fn matches(&self, slot: usize, filter: &ConceptFilter, prepared: &Prepared<'_>) -> bool {
+        let record = &self.state.records[slot];
+        let keys = &self.state.keys[slot];
+        let concept = record.as_concept();
+        if !filter.include_compressed && concept.is_none() {
+            return false;
+        }
+        if prepared.name.as_deref().is_some_and(|n| !keys.has(n)) {
+            return false;
+        }
+        if prepared.category.as_deref().is_some_and(|c| *keys.category != *c) {
+            return false;
+        }
+        if filter.min_confidence.is_some_and(|m| m.is_nan() || record.confidence() < m) {
+            return false;
+        }
+        if let Some(key) = prepared.property_key {
+            let Some(prop) = concept.and_then(|c| c.properties.get(key)) else {
+                return false;
+            };
+            if filter.property_value.as_ref().is_some_and(|v| prop.current() != v) {
+                return false;
+            }
+        }
+        if let Some(m) = filter.substrate_modality.as_deref() {
+            if concept.and_then(|c| c.substrate_modality.as_deref()) != Some(m) {
+                return false;
+            }
+        }
+        if filter.source.as_ref().is_some_and(|s| record.meta().source != *s) {
+            return false;
+        }
+        if let Some(want) = filter.contested {
+            if self.state.contested.contains(&record.id()) != want {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The `k` full concepts whose embedded text is most similar to `text` (cosine, best
+    /// first, ties by id): "do I already know about this?". Compressed concepts, which
+    /// dropped their text, are never returned. No access is recorded.
+    pub fn recall_similar(&self, text: &str, k: usize) -> Vec<(RecordId, f64)> {
+        self.recall_similar_where(text, k, |_| true)
+    }
+
+    /// [`recall_similar`](Self::recall_similar) among the concepts of `category` (compared by key).
+    pub fn recall_similar_in(&self, text: &str, k: usize, category: &str) -> Vec<(RecordId, f64)> {
+        let cat = name_key(category);
+        self.recall_similar_where(text, k, |slot| *self.state.keys[slot].category == *cat)
+    }
+
+    fn recall_similar_where(
+        &self,
+        text: &str,
+        k: usize,
+        keep: impl Fn(usize) -> bool + Sync,
+    ) -> Vec<(RecordId, f64)> {
+        let _s =
+            tracing::debug_span!("atl_recall_similar", k, n_vectors = self.state.vectors.len()).entered();
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        let query = self.embedder.embed(text);
+        let filter = |id: RecordId| self.state.slot(id).is_some_and(&keep);
+        match self.state.vectors.top_k_filtered(&query, k, filter) {
+            Ok(hits) => hits.into_iter().map(|(id, s)| (id, f64::from(s))).collect(),
+            Err(err) => {
+                tracing::warn!(error = %err, "the embedder's query vector was refused");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Records an access to concept `id` (as `get` does) and returns it.
+    /// Errors: [`Error::UnknownConcept`].
+    pub fn get_touching(&mut self, id: RecordId) -> Result<&SemanticRecord> {
+        let slot = self.state.require(id)?;
+        let now = self.clock.now();
+        self.state.records[slot].meta_mut().touch(now);
+        Ok(&self.state.records[slot])
+    }
+
+    /// Records an access to each of `ids` that is held; returns how many.
+    pub fn touch_ids(&mut self, ids: &[RecordId]) -> usize {
+        let now = self.clock.now();
+        let mut n = 0;
+        for &id in ids {
+            if let Some(slot) = self.state.slot(id) {
+                self.state.records[slot].meta_mut().touch(now);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Sets the definition of concept `id` (and re-embeds it). Errors: unknown or compressed.
+    pub fn set_definition(&mut self, id: RecordId, definition: &str) -> Result<()> {
+        let slot = self.full_slot(id, "a definition")?;
+        if let SemanticRecord::Full(c) = &mut self.state.records[slot] {
+            definition.clone_into(&mut c.definition);
+        }
+        self.state.embed(slot, &*self.embedder, &mut self.scratch.vector);
+        Ok(())
+    }
+
+    /// Sets the embedding text of concept `id` (and re-embeds it). Errors: unknown or compressed.
+    pub fn set_embedding_text(&mut self, id: RecordId, text: &str) -> Result<()> {
+        let slot = self.full_slot(id, "an embedding text")?;
+        if let SemanticRecord::Full(c) = &mut self.state.records[slot] {
+            text.clone_into(&mut c.embedding_text);
+        }
+        self.state.embed(slot, &*self.embedder, &mut self.scratch.vector);
+        Ok(())
+    }
+
+    /// Adds a reference from concept `id` to record `target` of `layer` and records an access
+    /// (§4.3); false when it was already there. Errors: unknown or compressed concept.
+    pub fn add_ref(&mut self, id: RecordId, layer: LayerKind, target: RecordId) -> Result<bool> {
+        let slot = self.full_slot(id, "memory references")?;
+        let now = self.clock.now();
+        let SemanticRecord::Full(c) = &mut self.state.records[slot] else {
+            unreachable!("full_slot checked the record is full");
+        };
+        Ok(c.add_ref(layer, target, now))
+    }
+
+    /// Removes a reference; false when there was none. Errors: unknown or compressed concept.
+    pub fn remove_ref(&mut self, id: RecordId, layer: LayerKind, target: RecordId) -> Result<bool> {
+        let slot = self.full_slot(id, "memory references")?;
+        let SemanticRecord::Full(c) = &mut self.state.records[slot] else {
+            unreachable!("full_slot checked the record is full");
+        };
+        Ok(c.memory_refs.remove(layer, target))
+    }
+
+    /// Reinforces the substrate concept `id`, or creates it (§4.5 `activate_substrate_node`): a
+    /// concept with that id, named after the first 80 characters of `text`, category
+    /// `substrate`, defined by `text`, of `modality`, inferred by the agent. Returns whether it
+    /// was created.
+    pub fn activate_substrate(
+        &mut self,
+        id: RecordId,
+        text: &str,
+        modality: &str,
+        embedding_text: &str,
+    ) -> Result<bool> {
+        if self.state.slot(id).is_some() {
+            self.reinforce(id, None)?;
+            return Ok(false);
+        }
+        let now = self.clock.now();
+        let name: String = text.trim().chars().take(80).collect();
+        let mut c = Concept::new(id, &name, "substrate", now)?
+            .with_definition(text)
+            .with_provenance(ConceptProvenance::AgentInference)
+            .with_embedding_text(embedding_text)
+            .with_source(Source::AgentInference, Source::AgentInference.default_trust().get())?;
+        let modality = modality.trim();
+        c.substrate_modality = (!modality.is_empty()).then(|| modality.to_owned());
+        c.memory_refs = MemoryRefs::with_cap(self.config.max_refs_per_layer);
+        self.insert(c.into())?;
+        Ok(true)
+    }
+
+    fn full_slot(&self, id: RecordId, what: &'static str) -> Result<usize> {
+        let slot = self.state.require(id)?;
+        if self.state.records[slot].is_compressed() {
+            return Err(Error::Compressed { id, what });
+        }
+        Ok(slot)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Properties and contradictions.
+
+    /// Records `source`'s claim (with `trust`) that property `key` of concept `id` is `value`.
+    ///
+    /// Nothing is overwritten: the same source restating supersedes its own claim; another
+    /// source's differing value is kept beside the others, the concept becomes contested, and
+    /// the returned [`PropertyWrite`] carries the open [`Contradiction`]. Writing is not an
+    /// access.
+    ///
+    /// Errors (nothing changes): unknown or compressed concept, a key without a letter or
+    /// digit, a trust outside `[0, 1]`.
+    pub fn set_property(
+        &mut self,
+        id: RecordId,
+        key: &str,
+        value: impl Into<Value>,
+        source: Source,
+        trust: f64,
+    ) -> Result<PropertyWrite> {
+        let trust = Trust::new(trust)?;
+        let key = check_key(key)?;
+        let slot = self.full_slot(id, "properties")?;
+        let now = self.clock.now();
+        let value = value.into();
+        let outcome = self.edit_properties(slot, |c| c.properties.set(key, value, source, trust, now))?;
+        let contradiction = if outcome.contested {
+            self.state.counters.contradictions_reported += 1;
+            let prop =
+                self.concept(id).and_then(|c| c.properties.get(key)).expect("the property was just set");
+            tracing::debug!(%id, n_claims = prop.claims().len(), "contradiction surfaced");
+            Some(Contradiction::of(id, prop))
+        } else {
+            None
+        };
+        Ok(PropertyWrite { change: outcome.change, contradiction })
+    }
+
+    /// Applies `edit` to the properties of the full concept at `slot`, keeping the indexes
+    /// right.
+    fn edit_properties<T>(&mut self, slot: usize, edit: impl FnOnce(&mut Concept) -> T) -> T {
+        self.state.unindex_content(slot);
+        let SemanticRecord::Full(c) = &mut self.state.records[slot] else {
+            unreachable!("callers pass full concepts");
+        };
+        let out = edit(c);
+        self.state.index_content(slot);
+        out
+    }
+
+    /// The current value of property `key` of concept `id`: the claim with the highest trust,
+    /// then the newest.
+    pub fn property(&self, id: RecordId, key: &str) -> Option<&Value> {
+        self.concept(id)?.properties.current(key)
+    }
+
+    /// Every claim on property `key` of concept `id`.
+    pub fn claims(&self, id: RecordId, key: &str) -> Option<&[Claim]> {
+        self.concept(id)?.properties.get(key).map(Property::claims)
+    }
+
+    /// True when sources disagree about some property of concept `id`.
+    pub fn is_contested(&self, id: RecordId) -> bool {
+        self.state.contested.contains(&id)
+    }
+
+    /// Every open contradiction, by concept id then key.
+    pub fn contradictions(&self) -> Vec<Contradiction> {
+        let mut ids: Vec<RecordId> = self.state.contested.iter().copied().collect();
+        ids.sort_unstable();
+        ids.into_iter().flat_map(|id| self.contradictions_of(id)).collect()
+    }
+
+    /// The open contradictions of concept `id`, in the order its properties were first set.
+    pub fn contradictions_of(&self, id: RecordId) -> Vec<Contradiction> {
+        self.concept(id)
+            .map(|c| c.properties.contested().map(|p| Contradiction::of(id, p)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Resolves property `key` of concept `id` in favour of `value`: the claims of other values
+    /// are dropped and returned. Errors: unknown or compressed concept, or no claim of that
+    /// value ([`Error::NoSuchClaim`]); nothing changes then.
+    pub fn accept_value(&mut self, id: RecordId, key: &str, value: &Value) -> Result<Vec<Claim>> {
+        let slot = self.full_slot(id, "properties")?;
+        self.edit_properties(slot, |c| c.properties.accept(key, value))
+            .ok_or_else(|| Error::NoSuchClaim { id, key: key.trim().to_owned() })
+    }
+
+    /// Retracts `source`'s claim on property `key` of concept `id`; returns it. Errors: unknown
+    /// or compressed concept, or no such claim.
+    pub fn retract_claim(&mut self, id: RecordId, key: &str, source: &Source) -> Result<Claim> {
+        let slot = self.full_slot(id, "properties")?;
+        self.edit_properties(slot, |c| c.properties.retract(key, source))
+            .ok_or_else(|| Error::NoSuchClaim { id, key: key.trim().to_owned() })
+    }
+
+    /// Removes property `key` of concept `id` with every claim; returns it. Errors: unknown or
+    /// compressed concept, or no such property.
+    pub fn remove_property(&mut self, id: RecordId, key: &str) -> Result<Property> {
+        let slot = self.full_slot(id, "properties")?;
+        self.edit_properties(slot, |c| c.properties.remove(key))
+            .ok_or_else(|| Error::NoSuchClaim { id, key: key.trim().to_owned() })
+    }
+
+    /// Everything from `source` (seed 004: trace and revoke a source): the concepts it is the
+    /// source of, and the (concept, key) pairs it made claims on elsewhere, both sorted.
+    pub fn from_source(&self, source: &Source) -> (Vec<RecordId>, Vec<(RecordId, String)>) {
+        let mut own = Vec::new();
+        let mut claims = Vec::new();
+        for record in &self.state.records {
+            if record.meta().source == *source {
+                own.push(record.id());
+            } else if let Some(c) = record.as_concept() {
+                for p in c.properties.iter() {
+                    if p.claims().iter().any(|cl| cl.source == *source) {
+                        claims.push((c.meta.id, p.key().to_owned()));
+                    }
+                }
+            }
+        }
+        own.sort_unstable();
+        claims.sort_unstable();
+        (own, claims)
+    }
+
+    /// Removes everything from `source`: the concepts it is the source of (deletion callbacks
+    /// run) and its claims on the concepts that stay.
+    pub fn purge_source(&mut self, source: &Source) -> SourcePurge {
+        let _s = tracing::debug_span!("atl_purge_source").entered();
+        let (own, _) = self.from_source(source);
+        for &id in &own {
+            let _ = self.remove_concept(id);
+        }
+        let mut retracted = 0;
+        for slot in 0..self.state.len() {
+            let has =
+                self.state.records[slot].as_concept().is_some_and(|c| c.properties.has_claim_from(source));
+            if has {
+                retracted += self.edit_properties(slot, |c| c.properties.retract_source(source).len());
+            }
+        }
+        SourcePurge { concepts_removed: own, claims_retracted: retracted }
+    }
+
+    /// Makes room for one more concept, evicting the lowest-scored when full.
+    fn make_room(&mut self) -> Result<()> {
+        while self.state.len() >= self.config.max_concepts {
+            let now = self.clock.now();
+            let Some(victim) = crate::consolidate::lowest_scored(self, now) else {
+                break;
+            };
+            tracing::debug!(id = %victim, "store full: evicting the lowest-scored concept");
+            self.remove_concept(victim)?;
+            self.state.counters.evictions += 1;
+        }
+        Ok(())
+    }
+}
+
+/// A filter's keys, computed once per recall.
+struct Prepared<'f> {
+    name: Option<String>,
+    category: Option<String>,
+    property_key: Option<&'f str>,
+}
+
+impl<'f> Prepared<'f> {
+    fn new(filter: &'f ConceptFilter) -> Self {
+        Self {
+            name: filter.name.as_deref().map(name_key),
+            category: filter.category.as_deref().map(name_key),
+            property_key: filter.property_key.as_deref().map(str::trim),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use maxim_core::{ManualClock, MemoryLayer};
+
+    fn layer() -> (ManualClock, Atl) {
+        let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+        let atl = Atl::builder().clock(clock.shared()).id_seed(3).build().unwrap();
+        (clock, atl)
+    }
+
+    #[test]
+    fn config_is_checked() {
+        let bad = [
+            AtlConfig { max_concepts: 0, ..AtlConfig::default() },
+            AtlConfig { name_similarity_threshold: f64::NAN, ..AtlConfig::default() },
+            AtlConfig { name_similarity_threshold: 0.0, ..AtlConfig::default() },
+            AtlConfig { retention_threshold: 0.5, compression_threshold: 0.4, ..AtlConfig::default() },
+            AtlConfig { compression_threshold: 1.5, ..AtlConfig::default() },
+            AtlConfig { max_age_without_access: Duration::ZERO, ..AtlConfig::default() },
+            AtlConfig { max_refs_per_layer: 0, ..AtlConfig::default() },
+        ];
+        for config in bad {
+            assert!(Atl::builder().config(config.clone()).build().is_err(), "{config:?}");
+        }
+    }
+
+    #[test]
+    fn keys_and_slots_stay_aligned_through_removals() {
+        let (_clock, mut atl) = layer();
+        let ids: Vec<RecordId> =
+            (0..20).map(|j| atl.find_or_create(&spec(&format!("thing {j}"), "object")).unwrap().id).collect();
+        for &id in ids.iter().step_by(3) {
+            atl.remove_concept(id).unwrap();
+        }
+        for (slot, record) in atl.state.records.iter().enumerate() {
+            assert_eq!(atl.state.slot(record.id()), Some(slot));
+            assert_eq!(*atl.state.keys[slot].name, name_key(record.name()));
+            assert!(atl.state.vectors.contains(record.id()));
+        }
+        assert_eq!(atl.state.vectors.len(), atl.len());
+        assert_eq!(atl.state.graph.node_count(), atl.len());
+    }
+
+    #[test]
+    fn similar_names_become_aliases_and_then_hit_exactly() {
+        let (_clock, mut atl) = layer();
+        let mug = atl.find_or_create(&spec("coffee mug", "object")).unwrap().id;
+        let typo = atl.find_or_create(&spec("coffe mug", "object")).unwrap();
+        assert!(matches!(typo.matched, MatchKind::Similar { .. }));
+        assert_eq!(atl.concept(mug).unwrap().aliases, ["coffe mug"]);
+        let again = atl.find_or_create(&spec("Coffe_Mugs", "object")).unwrap();
+        assert_eq!((again.id, again.matched), (mug, MatchKind::Exact));
+        assert_eq!(atl.state.counters.similarity_merges, 1);
+        assert_eq!(atl.state.counters.exact_hits, 1);
+        assert_eq!(atl.recall_concepts(&ConceptFilter::new().name("coffe mug"), 5).len(), 1);
+    }
+
+    #[test]
+    fn eviction_keeps_the_store_at_capacity() {
+        let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+        let config = AtlConfig { max_concepts: 3, ..AtlConfig::default() };
+        let mut atl = Atl::builder().clock(clock.shared()).config(config).id_seed(1).build().unwrap();
+        let first = atl.find_or_create(&spec("first", "x")).unwrap().id;
+        clock.advance(days(10));
+        let ids: Vec<RecordId> = ["second", "third", "fourth"]
+            .iter()
+            .map(|n| atl.find_or_create(&spec(n, "x")).unwrap().id)
+            .collect();
+        assert_eq!(atl.len(), 3);
+        assert!(atl.record(first).is_none(), "the stalest concept went");
+        assert!(ids.iter().all(|&id| atl.record(id).is_some()));
+        assert_eq!(atl.state.counters.evictions, 1);
+    }
+}

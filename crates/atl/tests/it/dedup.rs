@@ -1,0 +1,192 @@
+//! `find_or_create` with name-similarity deduplication (seed 000: "Before creating
+//! `coffee_mug`, checks if `coffee mug` already exists").
+
+use atl::{AtlConfig, MatchKind, spec};
+use maxim_core::{ConceptProvenance, MemoryLayer, RecordId};
+use proptest::prelude::*;
+
+use crate::common::{layer, layer_with};
+
+#[test]
+fn the_issue_examples_are_one_concept() {
+    let (_clock, mut atl) = layer();
+    let first = atl.find_or_create(&spec("coffee_mug", "object")).unwrap();
+    assert_eq!((first.created, first.matched.clone()), (true, MatchKind::Created));
+    for name in ["coffee mug", "Coffee Mug", "coffee mugs", "COFFEE-MUGS", "  coffee.mug! "] {
+        let again = atl.find_or_create(&spec(name, "object")).unwrap();
+        assert_eq!((again.id, again.created, again.matched), (first.id, false, MatchKind::Exact), "{name}");
+    }
+    assert_eq!(atl.len(), 1);
+}
+
+#[test]
+fn numbers_identifiers_and_categories_keep_concepts_apart() {
+    let (_clock, mut atl) = layer();
+    let pairs = [
+        ("concept_00001", "object", "concept_00002", "object"),
+        ("room 1", "location", "room 2", "location"),
+        ("room", "location", "room 3", "location"),
+        ("sensor v2", "object", "sensor v3", "object"),
+        ("coffee mug", "object", "coffee mug", "person"),
+    ];
+    for (a, ca, b, cb) in pairs {
+        let x = atl.find_or_create(&spec(a, ca)).unwrap();
+        let y = atl.find_or_create(&spec(b, cb)).unwrap();
+        assert!(y.created, "{b} ({cb}) must not merge into {a} ({ca})");
+        assert_ne!(x.id, y.id);
+    }
+}
+
+#[test]
+fn typos_merge_and_are_remembered_as_aliases() {
+    let (_clock, mut atl) = layer();
+    let mug = atl.find_or_create(&spec("coffee mug", "object")).unwrap().id;
+    for typo in ["coffe mug", "cofee mug", "mug coffee", "Coffee Mugg"] {
+        let hit = atl.find_or_create(&spec(typo, "object")).unwrap();
+        assert_eq!(hit.id, mug, "{typo}");
+        assert!(matches!(hit.matched, MatchKind::Similar { score, .. } if score >= 0.8), "{typo}");
+        let again = atl.find_or_create(&spec(typo, "object")).unwrap();
+        assert_eq!(again.matched, MatchKind::Exact, "{typo} is an alias now");
+    }
+    assert_eq!(atl.concept(mug).unwrap().aliases, ["coffe mug", "cofee mug", "mug coffee", "Coffee Mugg"]);
+    assert_eq!(atl.len(), 1);
+    assert_eq!(atl.stats().counters["similarity_merges"], 4);
+}
+
+#[test]
+fn different_things_do_not_merge() {
+    let (_clock, mut atl) = layer();
+    let mug = atl.find_or_create(&spec("coffee mug", "object")).unwrap().id;
+    for other in ["mug", "coffee mug handle", "tea cup", "coffee", "cofee mgu"] {
+        let hit = atl.find_or_create(&spec(other, "object")).unwrap();
+        assert!(hit.created && hit.id != mug, "{other}");
+    }
+}
+
+#[test]
+fn the_threshold_is_configurable() {
+    let (_clock, mut strict) =
+        layer_with(AtlConfig { name_similarity_threshold: 1.0, ..AtlConfig::default() });
+    let mug = strict.find_or_create(&spec("coffee mug", "object")).unwrap().id;
+    assert!(strict.find_or_create(&spec("coffe mug", "object")).unwrap().created);
+    assert_eq!(strict.find_or_create(&spec("mug coffee", "object")).unwrap().id, mug, "same words");
+    let (_clock, mut loose) =
+        layer_with(AtlConfig { name_similarity_threshold: 0.5, ..AtlConfig::default() });
+    let mug = loose.find_or_create(&spec("coffee mug", "object")).unwrap().id;
+    assert_eq!(loose.find_or_create(&spec("mug", "object")).unwrap().id, mug, "0.53 >= 0.5");
+}
+
+#[test]
+fn creation_and_reinforcement_are_reported() {
+    let (_clock, mut atl) = layer();
+    let created = atl.find_or_create(&spec("grasp action", "action")).unwrap();
+    assert!(created.created && !created.reinforced);
+    let found = atl.find_or_create(&spec("grasp actions", "action")).unwrap();
+    assert!(!found.created && !found.reinforced, "no episode: found, not reinforced");
+    assert_eq!(atl.concept(created.id).unwrap().reinforcement_count, 1);
+    let mut with_episode = spec("grasping action", "action");
+    with_episode.source_episode = Some(RecordId::from_u128(9));
+    with_episode.provenance = ConceptProvenance::AgentInference;
+    with_episode.definition = "closing the gripper on an object".into();
+    let reinforced = atl.find_or_create(&with_episode).unwrap();
+    assert!(!reinforced.created && reinforced.reinforced);
+    let c = atl.concept(created.id).unwrap();
+    assert_eq!(c.reinforcement_count, 2);
+    assert_eq!(c.provenance, ConceptProvenance::Hybrid, "two kinds of evidence");
+    assert_eq!(c.definition, "closing the gripper on an object", "an empty definition is filled");
+    let counters = atl.stats().counters;
+    assert_eq!((counters["concepts_created"], counters["reinforcements"]), (1, 1));
+}
+
+#[test]
+fn a_created_concept_takes_the_spec() {
+    let (_clock, mut atl) = layer();
+    let mut s = spec("navigate tool reliability", "operational_pattern");
+    s.definition = "navigate fails more in the evening".into();
+    s.provenance = ConceptProvenance::AgentInference;
+    s.source = maxim_core::Source::AgentInference;
+    s.trust = 0.5;
+    s.source_episode = Some(RecordId::from_u128(3));
+    let id = atl.find_or_create(&s).unwrap().id;
+    let c = atl.concept(id).unwrap();
+    assert_eq!((c.reinforcement_count, c.confidence), (1, 0.6));
+    assert_eq!((c.meta.source.clone(), c.meta.trust.get()), (maxim_core::Source::AgentInference, 0.5));
+    assert_eq!(c.source_episode_ids, [RecordId::from_u128(3)]);
+    assert_eq!(c.provenance, ConceptProvenance::AgentInference);
+}
+
+#[test]
+fn removing_a_concept_frees_its_names_and_aliases() {
+    let (_clock, mut atl) = layer();
+    let mug = atl.find_or_create(&spec("coffee mug", "object")).unwrap().id;
+    atl.find_or_create(&spec("coffe mug", "object")).unwrap();
+    atl.remove(mug).unwrap();
+    assert!(atl.lookup("coffe mug", "object").is_none());
+    assert!(atl.find_or_create(&spec("coffe mug", "object")).unwrap().created);
+}
+
+#[test]
+fn numbered_names_are_never_compared_pairwise() {
+    let (_clock, mut atl) = layer_with(AtlConfig { max_concepts: 5_000, ..AtlConfig::default() });
+    for j in 0..3_000 {
+        let (name, category) = maxim_benches::concept(j);
+        assert!(atl.find_or_create(&spec(&name, category)).unwrap().created);
+    }
+    assert_eq!(atl.stats().counters["similarity_comparisons"], 0);
+    let (name, category) = maxim_benches::concept(1234);
+    let hit = atl.find_or_create(&spec(&name.replace('_', " ").to_uppercase(), category)).unwrap();
+    assert_eq!(hit.matched, MatchKind::Exact);
+    let near = atl.find_or_create(&spec("concepts 01234", category)).unwrap();
+    assert_eq!((near.created, near.matched), (false, MatchKind::Exact), "plural lemmatised away");
+    let typo = atl.find_or_create(&spec("concpt 01234", category)).unwrap();
+    assert_eq!(typo.id, hit.id);
+    assert_eq!(
+        atl.stats().counters["similarity_comparisons"],
+        1,
+        "one candidate: same number, same category"
+    );
+}
+
+const WORDS: [&str; 8] = ["coffee", "mug", "kitchen", "door", "robot", "arm", "gripper", "shelf"];
+
+fn variant(words: &[&str], style: u8) -> String {
+    let joined = match style % 4 {
+        0 => words.join(" "),
+        1 => words.join("_"),
+        2 => words.join("-"),
+        _ => words.iter().map(|w| w.to_uppercase()).collect::<Vec<_>>().join(" "),
+    };
+    if style / 4 % 2 == 1 { format!("{joined}s") } else { joined }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any spelling of a name (separators, case, a plural) finds the concept the first spelling
+    /// made, and nothing else is created.
+    #[test]
+    fn spellings_of_one_name_are_one_concept(
+        picks in prop::collection::vec(0usize..WORDS.len(), 1..4),
+        styles in prop::collection::vec(0u8..8, 1..6),
+    ) {
+        let words: Vec<&str> = picks.iter().map(|&i| WORDS[i]).collect();
+        let (_clock, mut atl) = layer();
+        let first = atl.find_or_create(&spec(&variant(&words, 0), "object")).unwrap();
+        for style in styles {
+            let again = atl.find_or_create(&spec(&variant(&words, style), "object")).unwrap();
+            prop_assert_eq!(again.id, first.id);
+            prop_assert!(!again.created);
+        }
+        prop_assert_eq!(atl.len(), 1);
+    }
+
+    /// Names that differ in a number are always different concepts.
+    #[test]
+    fn numbers_always_separate(word in 0usize..WORDS.len(), a in 0u32..1000, b in 0u32..1000) {
+        prop_assume!(a != b);
+        let (_clock, mut atl) = layer();
+        let x = atl.find_or_create(&spec(&format!("{} {a}", WORDS[word]), "object")).unwrap();
+        let y = atl.find_or_create(&spec(&format!("{}_{b}", WORDS[word]), "object")).unwrap();
+        prop_assert!(x.created && y.created);
+    }
+}

@@ -1,0 +1,13 @@
+//! Integration tests of the semantic layer: one binary, one module per concern.
+
+mod bad_input;
+mod common;
+mod contract;
+mod contradictions;
+mod dedup;
+mod model;
+mod persistence;
+mod recall;
+mod relationships;
+mod spec_checklist;
+mod workload;

@@ -1,0 +1,210 @@
+//! Persistence (§4.7): round trips, failed loads, and files that try to redefine built-ins.
+//!
+//! The crafted files mirror the snapshot payload (schema, records, graph, proposed types,
+//! counters) so that the checks a load makes on a well-formed but wrong file can be tested.
+
+use atl::{Atl, RelationshipType, SemanticRecord, spec};
+use maxim_core::graph::{EdgeMeta, Graph};
+use maxim_core::{EdgeKind, MemoryLayer, MemoryRecord, RecordId, codec};
+use serde::Serialize;
+
+use crate::common::{fingerprint, layer};
+
+#[derive(Serialize)]
+struct Crafted {
+    schema: u16,
+    records: Vec<SemanticRecord>,
+    graph: Graph,
+    relationship_types: Vec<RelationshipType>,
+    counters: Vec<(String, u64)>,
+}
+
+fn two_concepts(atl: &mut Atl) -> (Vec<SemanticRecord>, [RecordId; 2]) {
+    let a = atl.new_concept("mug", "object").unwrap();
+    let b = atl.new_concept("cup", "object").unwrap();
+    let ids = [a.meta.id, b.meta.id];
+    (vec![a.into(), b.into()], ids)
+}
+
+fn write(crafted: &Crafted) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("atl.snap");
+    codec::save(&path, "atl", crafted).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn a_file_cannot_redefine_a_builtin_type() {
+    let (_clock, mut atl) = layer();
+    let (records, [a, b]) = two_concepts(&mut atl);
+    let hijack = |name: &str| RelationshipType {
+        name: name.into(),
+        description: "hijacked".into(),
+        symmetric: true,
+        builtin: true,
+        reflexive: true,
+    };
+    let mut graph = Graph::new();
+    graph
+        .add_edge(a, b, EdgeKind::Associates, 0.5, Some(EdgeMeta::relation("IS_A").with_confidence(0.5)))
+        .unwrap();
+    let crafted = Crafted {
+        schema: 1,
+        records,
+        graph,
+        relationship_types: vec![hijack("IS_A"), hijack("CAUSES"), hijack("MIRRORS")],
+        counters: vec![("concepts_stored".into(), 2), ("unknown_counter".into(), 5)],
+    };
+    let (_dir, path) = write(&crafted);
+    let (_clock, mut fresh) = layer();
+    fresh.load(&path).unwrap();
+    let is_a = fresh.registry().get("IS_A").unwrap();
+    assert!(is_a.builtin && !is_a.symmetric && !is_a.reflexive && is_a.description != "hijacked");
+    assert!(!fresh.registry().get("CAUSES").unwrap().symmetric);
+    let mirrors = fresh.registry().get("MIRRORS").unwrap();
+    assert!(!mirrors.builtin && mirrors.symmetric, "new names load, never as built-in");
+    assert_eq!(fresh.stats().counters["concepts_stored"], 2);
+    assert_eq!(fresh.concept_graph().edge_count(), 1);
+}
+
+#[test]
+fn well_formed_but_wrong_files_are_refused_and_change_nothing() {
+    let (_clock, mut source) = layer();
+    let (records, [a, b]) = two_concepts(&mut source);
+    let ghost = RecordId::from_u128(0xdead);
+    let edge = |kind, rel: Option<&str>, w| {
+        let mut g = Graph::new();
+        g.add_edge(a, b, kind, w, rel.map(|r| EdgeMeta::relation(r).with_confidence(0.5))).unwrap();
+        g
+    };
+    let mut dangling = Graph::new();
+    dangling.add_node(ghost).unwrap();
+    let mut duplicate = records.clone();
+    duplicate.push(records[0].clone());
+    let mut bad_record = records.clone();
+    if let SemanticRecord::Full(c) = &mut bad_record[1] {
+        c.confidence = 7.0;
+    }
+    let cases: Vec<(&str, Crafted)> = vec![
+        (
+            "node without concept",
+            Crafted {
+                schema: 1,
+                records: records.clone(),
+                graph: dangling,
+                relationship_types: vec![],
+                counters: vec![],
+            },
+        ),
+        (
+            "unlabelled edge",
+            Crafted {
+                schema: 1,
+                records: records.clone(),
+                graph: edge(EdgeKind::Associates, None, 0.5),
+                relationship_types: vec![],
+                counters: vec![],
+            },
+        ),
+        (
+            "unknown type",
+            Crafted {
+                schema: 1,
+                records: records.clone(),
+                graph: edge(EdgeKind::Associates, Some("LIKES"), 0.5),
+                relationship_types: vec![],
+                counters: vec![],
+            },
+        ),
+        (
+            "wrong kind",
+            Crafted {
+                schema: 1,
+                records: records.clone(),
+                graph: edge(EdgeKind::Associates, Some("CAUSES"), 0.5),
+                relationship_types: vec![],
+                counters: vec![],
+            },
+        ),
+        (
+            "heavy edge",
+            Crafted {
+                schema: 1,
+                records: records.clone(),
+                graph: edge(EdgeKind::Associates, Some("IS_A"), 3.0),
+                relationship_types: vec![],
+                counters: vec![],
+            },
+        ),
+        (
+            "duplicate record",
+            Crafted {
+                schema: 1,
+                records: duplicate,
+                graph: Graph::new(),
+                relationship_types: vec![],
+                counters: vec![],
+            },
+        ),
+        (
+            "invalid record",
+            Crafted {
+                schema: 1,
+                records: bad_record,
+                graph: Graph::new(),
+                relationship_types: vec![],
+                counters: vec![],
+            },
+        ),
+        (
+            "future schema",
+            Crafted {
+                schema: 2,
+                records: records.clone(),
+                graph: Graph::new(),
+                relationship_types: vec![],
+                counters: vec![],
+            },
+        ),
+    ];
+    let (_clock, mut target) = layer();
+    let kept = target.find_or_create(&spec("kept", "object")).unwrap().id;
+    let before = fingerprint(&target);
+    for (what, crafted) in cases {
+        let (_dir, path) = write(&crafted);
+        assert!(target.load(&path).is_err(), "{what} must be refused");
+        assert_eq!(fingerprint(&target), before, "{what}: nothing changes");
+    }
+    assert!(target.peek(kept).is_some());
+    assert_eq!(target.recall_similar("kept", 1)[0].0, kept);
+}
+
+#[test]
+fn a_full_layer_round_trips() {
+    let (clock, mut atl) = layer();
+    let ids: Vec<RecordId> =
+        (0..50).map(|j| atl.find_or_create(&spec(&format!("thing {j}"), "object")).unwrap().id).collect();
+    assert_eq!(atl.find_or_create(&spec("thingg 7", "object")).unwrap().id, ids[7]);
+    for w in ids.windows(2) {
+        atl.define_relationship(w[0], w[1], "RELATED_TO", 0.5, 0.5).unwrap();
+    }
+    atl.define_relationship(ids[0], ids[9], "CAUSES", 0.9, 0.7).unwrap();
+    atl.set_property(ids[3], "size", 3i64, maxim_core::Source::UserStated, 1.0).unwrap();
+    clock.advance(maxim_core::days(20));
+    atl.consolidate().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("atl.snap");
+    atl.save(&path).unwrap();
+    let mut fresh = Atl::builder().clock(clock.shared()).id_seed(99).build().unwrap();
+    fresh.load(&path).unwrap();
+    assert_eq!(fingerprint(&fresh), fingerprint(&atl));
+    assert_eq!(fresh.concept_graph(), atl.concept_graph());
+    assert_eq!(fresh.lookup("thingg 7", "object").map(|m| m.0), Some(ids[7]));
+    assert_eq!(fresh.recall_associated(&[ids[0]], 10).len(), atl.recall_associated(&[ids[0]], 10).len());
+    let next = fresh.find_or_create(&spec("brand new", "object")).unwrap().id;
+    assert!(ids.iter().all(|&id| next > id), "ids after a load sort after the loaded ones");
+    // Saving again over the same file keeps the previous one as a backup.
+    fresh.save(&path).unwrap();
+    assert!(codec::backup_path(&path).unwrap().exists());
+    assert!(fresh.iter().any(|r| r.id() == next));
+}
