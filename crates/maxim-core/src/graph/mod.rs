@@ -1,16 +1,40 @@
-//! The associative graph every layer owns, and spreading activation over it.
+//! The associative graph every layer owns.
+//!
+//! [`Graph`] is a directed graph over [`RecordId`](crate::RecordId)s with typed, weighted
+//! edges ([`EdgeKind`], optional [`EdgeMeta`]). An edge is identified by its source, its
+//! target, its kind and its relation label; adding it again merges into the existing edge.
+//! REQUIRES and ENABLES edges stay acyclic.
+//!
+//! ```
+//! use maxim_core::graph::{EdgeKind, Graph};
+//! use maxim_core::RecordId;
+//!
+//! let [a, b, c] = [1, 2, 3].map(RecordId::from_u128);
+//! let mut g = Graph::new();
+//! g.add_edge(a, b, EdgeKind::Associates, 1.0, None)?;
+//! g.add_edge(b, c, EdgeKind::Requires, 1.0, None)?;
+//! assert_eq!(g.associated(a, &[EdgeKind::Associates, EdgeKind::Causes]), vec![(b, 1.0)]);
+//! assert_eq!(g.topological_order(), Some(vec![a, b, c]));
+//! # Ok::<(), maxim_core::Error>(())
+//! ```
 
 use serde::{Deserialize, Serialize};
+
+mod serial;
+mod store;
+
+pub use store::{EdgeInsert, EdgeMeta, EdgeRef, Graph};
 
 /// The type of an edge of a layer's associative graph (`spec/maxim-reference.md` §2.1).
 ///
 /// Only [`EdgeKind::Associates`] and [`EdgeKind::Causes`] carry activation;
 /// [`EdgeKind::Requires`] and [`EdgeKind::Enables`] form the dependency order, which must
-/// stay acyclic.
+/// stay acyclic. A dependency edge `s -> t` puts `s` before `t`: `s` is one of
+/// [`Graph::dependencies`] of `t`, and `t` one of [`Graph::dependents`] of `s`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum EdgeKind {
-    /// The source needs the target first.
+    /// The target needs the source first.
     Requires,
     /// The source makes the target possible.
     Enables,
@@ -46,6 +70,11 @@ impl EdgeKind {
             Self::Associates => "ASSOCIATES",
             Self::Causes => "CAUSES",
         }
+    }
+
+    /// The kind's position in [`EdgeKind::ALL`].
+    pub(crate) const fn slot(self) -> usize {
+        self as usize
     }
 }
 
