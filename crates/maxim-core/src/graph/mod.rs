@@ -1,28 +1,48 @@
-//! The associative graph every layer owns.
+//! The associative graph every layer owns, and spreading activation over it.
 //!
-//! [`Graph`] is a directed graph over [`RecordId`](crate::RecordId)s with typed, weighted
-//! edges ([`EdgeKind`], optional [`EdgeMeta`]). An edge is identified by its source, its
-//! target, its kind and its relation label; adding it again merges into the existing edge.
-//! REQUIRES and ENABLES edges stay acyclic.
+//! - [`Graph`] is a directed graph over [`RecordId`](crate::RecordId)s with typed, weighted
+//!   edges ([`EdgeKind`], optional [`EdgeMeta`]). An edge is identified by its source, its
+//!   target, its kind and its relation label; adding it again merges into the existing edge.
+//!   REQUIRES and ENABLES edges stay acyclic.
+//! - [`spread`](Graph::spread) runs spreading activation exactly as
+//!   `spec/maxim-reference.md` §2.3 describes it (outgoing ASSOCIATES and CAUSES edges,
+//!   `parent * decay * weight`, strict threshold, max depth, max combination);
+//!   [`spread_parallel`](Graph::spread_parallel) returns the same [`Activation`] bit for bit,
+//!   expanding large frontiers on rayon.
+//! - [`CsrGraph`] is a compact read-only snapshot of a [`Graph`] that both paths also run on.
+//! - Both graphs implement [`Adjacency`], the small trait the activation code is written
+//!   against, and [`GraphView`](crate::GraphView).
 //!
 //! ```
-//! use maxim_core::graph::{EdgeKind, Graph};
+//! use maxim_core::graph::{ActivationParams, EdgeKind, Graph};
 //! use maxim_core::RecordId;
 //!
-//! let [a, b, c] = [1, 2, 3].map(RecordId::from_u128);
+//! let [a, b, c, d] = [1, 2, 3, 4].map(RecordId::from_u128);
 //! let mut g = Graph::new();
 //! g.add_edge(a, b, EdgeKind::Associates, 1.0, None)?;
-//! g.add_edge(b, c, EdgeKind::Requires, 1.0, None)?;
-//! assert_eq!(g.associated(a, &[EdgeKind::Associates, EdgeKind::Causes]), vec![(b, 1.0)]);
-//! assert_eq!(g.topological_order(), Some(vec![a, b, c]));
+//! g.add_edge(b, c, EdgeKind::Associates, 1.0, None)?;
+//! g.add_edge(a, c, EdgeKind::Associates, 0.1, None)?;
+//! g.add_edge(c, d, EdgeKind::Causes, 1.0, None)?;
+//!
+//! let params = ActivationParams::new(0.5, 0.05, 3)?;
+//! let act = g.spread(&[a], &params);
+//! assert_eq!(act.ranked(None), vec![(b, 0.5), (c, 0.25), (d, 0.125)]);
+//! assert_eq!(act.get(a), Some(1.0));
+//! assert_eq!(g.spread_parallel(&[a], &params), act);
 //! # Ok::<(), maxim_core::Error>(())
 //! ```
 
 use serde::{Deserialize, Serialize};
 
+mod activation;
+mod csr;
 mod serial;
 mod store;
+#[cfg(test)]
+mod tests;
 
+pub use activation::{Activation, ActivationParams, Adjacency, spread, spread_parallel, spread_with_valence};
+pub use csr::CsrGraph;
 pub use store::{EdgeInsert, EdgeMeta, EdgeRef, Graph};
 
 /// The type of an edge of a layer's associative graph (`spec/maxim-reference.md` §2.1).

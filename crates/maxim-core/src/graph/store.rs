@@ -44,7 +44,7 @@ use petgraph::visit::{EdgeFiltered, EdgeRef as _, IntoEdgeReferences as _, NodeI
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
-use super::EdgeKind;
+use super::{Activation, ActivationParams, Adjacency, EdgeKind};
 use crate::contracts::GraphView;
 use crate::error::{Error, Result};
 use crate::id::RecordId;
@@ -54,7 +54,8 @@ use crate::record::{check_non_negative, check_signed_unit, check_unit};
 ///
 /// `relation` is part of the edge's identity: the ATL's relationship types (IS_A, HAS_PART,
 /// ...) travel as the same [`EdgeKind`] and are told apart by it. `confidence` must be in
-/// `[0, 1]` and `valence` in `[-1, 1]`.
+/// `[0, 1]` and `valence` in `[-1, 1]`; spreading activation with valence adds `valence` along
+/// the path ([`Graph::spread_with_valence`]).
 ///
 /// ```
 /// use maxim_core::graph::EdgeMeta;
@@ -169,11 +170,15 @@ impl<'a> EdgeRef<'a> {
     }
 }
 
-/// What the graph keeps per node beside petgraph's edge lists, indexed by node index: the id
-/// and the degree counters.
+/// What the graph keeps per node beside petgraph's edge lists, indexed by node index: the id,
+/// the degree counters, and the outgoing edges that carry activation in one contiguous list
+/// (petgraph's per-node edge lists are linked through the edge array, so walking them is a
+/// chain of dependent loads; a spread walks this list instead).
 #[derive(Debug, Clone)]
 pub(super) struct Slot {
     pub(super) id: RecordId,
+    /// Outgoing ASSOCIATES and CAUSES edges, in no particular order.
+    pub(super) carriers: Vec<Carrier>,
     /// Outgoing edges per kind, indexed by [`EdgeKind::slot`].
     out: [u32; 5],
     /// Incoming edges.
@@ -182,12 +187,31 @@ pub(super) struct Slot {
 
 impl Slot {
     fn new(id: RecordId) -> Self {
-        Self { id, out: [0; 5], inc: 0 }
+        Self { id, carriers: Vec::new(), out: [0; 5], inc: 0 }
     }
 
     fn out_total(&self) -> u32 {
         self.out.iter().sum()
     }
+
+    fn drop_carrier(&mut self, edge: EdgeIndex<Ix>) {
+        if let Some(i) = self.carriers.iter().position(|c| c.edge == edge.index() as u32) {
+            self.carriers.swap_remove(i);
+        }
+    }
+
+    fn carrier_mut(&mut self, edge: EdgeIndex<Ix>) -> Option<&mut Carrier> {
+        self.carriers.iter_mut().find(|c| c.edge == edge.index() as u32)
+    }
+}
+
+/// An outgoing edge that carries activation, as a spread reads it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Carrier {
+    pub(super) target: u32,
+    /// The petgraph edge, for its valence and for upkeep.
+    pub(super) edge: u32,
+    pub(super) weight: f64,
 }
 
 /// An edge's payload.
@@ -201,6 +225,12 @@ pub(super) struct EdgeData {
 impl EdgeData {
     pub(super) fn relation(&self) -> Option<&str> {
         self.meta.as_deref().and_then(|m| m.relation.as_deref())
+    }
+
+    /// The edge's valence, 0 when it has none.
+    #[inline]
+    pub(super) fn valence(&self) -> f64 {
+        self.meta.as_deref().and_then(|m| m.valence).unwrap_or(0.0)
     }
 }
 
@@ -216,7 +246,8 @@ const MAX_ELEMENTS: usize = u32::MAX as usize - 1;
 /// An edge is identified by `(source, target, kind, relation)`:
 /// [`add_edge`](Self::add_edge) of an existing edge replaces its weight and overwrites the
 /// metadata fields it sets. REQUIRES/ENABLES edges stay acyclic. Degree counts are kept per
-/// node.
+/// node, and each node's outgoing ASSOCIATES/CAUSES edges are also kept in one contiguous
+/// list, which is what [`spread`](Self::spread) walks.
 ///
 /// Iteration orders: [`nodes`](Self::nodes), [`outgoing`](Self::outgoing) and
 /// [`incoming`](Self::incoming) follow the internal layout (deterministic for a given history
@@ -304,6 +335,9 @@ impl Graph {
                 let kind = self.inner[e].kind;
                 let source = &mut self.slots[s.index()];
                 source.out[kind.slot()] -= 1;
+                if kind.carries_activation() {
+                    source.drop_carrier(e);
+                }
                 dropped += 1;
             }
         }
@@ -567,6 +601,13 @@ impl Graph {
                 d.weight *= factor;
             }
         }
+        if selected.iter().zip(EdgeKind::ALL).any(|(&on, k)| on && k.carries_activation()) {
+            for n in self.inner.node_indices() {
+                for c in &mut self.slots[n.index()].carriers {
+                    c.weight = self.inner[EdgeIndex::new(c.edge as usize)].weight;
+                }
+            }
+        }
         if !prune {
             return Ok(0);
         }
@@ -613,10 +654,15 @@ impl Graph {
             merge_meta(&mut self.inner[e].meta, meta);
             return Ok(EdgeInsert::Merged { previous_weight });
         }
-        self.inner
+        let e = self
+            .inner
             .try_add_edge(s, t, EdgeData { weight, meta: meta.map(Box::new), kind })
             .map_err(|_| full("edges"))?;
-        self.slots[s.index()].out[kind.slot()] += 1;
+        let source = &mut self.slots[s.index()];
+        source.out[kind.slot()] += 1;
+        if kind.carries_activation() {
+            source.carriers.push(Carrier { target: t.index() as u32, edge: e.index() as u32, weight });
+        }
         self.slots[t.index()].inc += 1;
         Ok(EdgeInsert::Added)
     }
@@ -691,7 +737,11 @@ impl Graph {
         let Some(data) = self.inner.remove_edge(e) else {
             return false;
         };
-        self.slots[s.index()].out[data.kind.slot()] -= 1;
+        let source = &mut self.slots[s.index()];
+        source.out[data.kind.slot()] -= 1;
+        if data.kind.carries_activation() {
+            source.drop_carrier(e);
+        }
         self.slots[t.index()].inc -= 1;
         true
     }
@@ -702,9 +752,18 @@ impl Graph {
         self.slots[n.index()].id
     }
 
-    /// Sets an edge's weight; returns the old one.
+    /// Sets an edge's weight (in petgraph and in its source's carrier list); returns the old one.
     fn set_weight(&mut self, e: EdgeIndex<Ix>, weight: f64) -> f64 {
-        std::mem::replace(&mut self.inner[e].weight, weight)
+        let data = &mut self.inner[e];
+        let previous = std::mem::replace(&mut data.weight, weight);
+        if data.kind.carries_activation() {
+            if let Some((s, _)) = self.inner.edge_endpoints(e) {
+                if let Some(c) = self.slots[s.index()].carrier_mut(e) {
+                    c.weight = weight;
+                }
+            }
+        }
+        previous
     }
 
     /// True when a dependency edge `source -> target` would close a cycle: it is a self-loop,
@@ -734,6 +793,56 @@ impl Graph {
             }
         }
         false
+    }
+}
+
+/// Spreading activation over the graph (`spec/maxim-reference.md` §2.3).
+impl Graph {
+    /// Spreads activation from `seeds` sequentially, exactly as the reference does
+    /// ([`spread`](super::spread)).
+    pub fn spread(&self, seeds: &[RecordId], params: &ActivationParams) -> Activation {
+        super::spread(self, seeds, params)
+    }
+
+    /// Spreads activation level by level, large levels on rayon; the same result as
+    /// [`spread`](Self::spread) ([`spread_parallel`](super::spread_parallel)).
+    pub fn spread_parallel(&self, seeds: &[RecordId], params: &ActivationParams) -> Activation {
+        super::spread_parallel(self, seeds, params)
+    }
+
+    /// [`spread`](Self::spread), also carrying each edge's valence along the path that set a
+    /// node's maximum ([`spread_with_valence`](super::spread_with_valence)).
+    pub fn spread_with_valence(&self, seeds: &[RecordId], params: &ActivationParams) -> Activation {
+        super::spread_with_valence(self, seeds, params)
+    }
+}
+
+impl Adjacency for Graph {
+    fn node_bound(&self) -> usize {
+        self.inner.node_bound()
+    }
+
+    #[inline]
+    fn dense_index(&self, id: RecordId) -> Option<u32> {
+        self.index.get(&id).map(|n| n.index() as u32)
+    }
+
+    #[inline]
+    fn record_id(&self, node: u32) -> RecordId {
+        self.slots[node as usize].id
+    }
+
+    #[inline]
+    fn for_each_carrier<F: FnMut(u32, f64)>(&self, node: u32, mut visit: F) {
+        for c in &self.slots[node as usize].carriers {
+            visit(c.target, c.weight);
+        }
+    }
+
+    fn for_each_carrier_valence<F: FnMut(u32, f64, f64)>(&self, node: u32, mut visit: F) {
+        for c in &self.slots[node as usize].carriers {
+            visit(c.target, c.weight, self.inner[EdgeIndex::new(c.edge as usize)].valence());
+        }
     }
 }
 
