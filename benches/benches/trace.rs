@@ -1,7 +1,151 @@
-//! Placeholder replaced by the module's benchmark.
-use criterion::{Criterion, criterion_group, criterion_main};
-fn noop(c: &mut Criterion) {
-    c.bench_function("noop", |b| b.iter(|| 1));
+//! Trace dynamics (`maxim_core::trace`, after lex-memory).
+//!
+//! - `decay_all/{auto,one_thread}/1000000`: time-based decay of 10^6 trace states (the seven
+//!   kinds cycled, intensities 0.0..1.0 cycled, last reinforcements spread over 90 days) on
+//!   rayon's default pool and on a one-thread pool (target for `auto` on 2 cores: < 20 ms);
+//! - `store/*/100000`: the lex-memory baseline operations of `spec/lex-memory.md` §15 on a
+//!   `TraceStore` of 10^5 traces: one `decay_cycle`, `migrate_tiers` when two thirds of the
+//!   tiers change and when none does, `retrieve_ranked` of 1,000 ids (100 of them linked), and
+//!   10,000 `record_coactivation` calls (3,333 pairs x 3, links form).
+//!
+//! Run with `cargo bench -p maxim-benches --bench trace`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use maxim_benches::T0_SECS;
+use maxim_core::trace::{
+    TraceEntry, TraceKind, TraceParams, TraceState, TraceStateParts, TraceStore, decay_all,
+};
+use maxim_core::{Partition, RecordId, SplitMix64, Timestamp, days};
+
+const NOW: Timestamp = Timestamp::from_secs(T0_SECS);
+
+/// State `i` of the workload: kind `i mod 7`, intensity `(i mod 11) / 10`, last reinforced a
+/// uniform time within the last 90 days (`age` overrides that), strength at its peak.
+fn workload_state(i: usize, rng: &mut SplitMix64, age: Option<Duration>) -> TraceState {
+    let kind = TraceKind::ALL[i % 7];
+    let age = age.unwrap_or_else(|| Duration::from_micros(rng.below(days(90).as_micros() as u64)));
+    let peak = kind.starting_strength();
+    TraceState::from_parts(TraceStateParts {
+        kind,
+        strength: peak,
+        peak,
+        emotional_intensity: (i % 11) as f64 / 10.0,
+        emotional_valence: 0.0,
+        reinforcement_count: 0,
+        last_reinforced: NOW - age,
+    })
+    .expect("a valid workload state")
 }
-criterion_group!(benches, noop);
+
+fn states(n: usize) -> Vec<TraceState> {
+    let mut rng = SplitMix64::new(21);
+    (0..n).map(|i| workload_state(i, &mut rng, None)).collect()
+}
+
+fn decay(c: &mut Criterion) {
+    let params = TraceParams::default();
+    let mut group = c.benchmark_group("decay_all");
+    group.sample_size(30);
+    let mut all = states(1_000_000);
+    let summary = decay_all(&mut all, NOW, &params);
+    assert_eq!(summary.decayed + summary.prune_candidates, 1_000_000 - 1_000_000 / 7 - 1);
+    group.bench_function("auto/1000000", |b| b.iter(|| decay_all(black_box(&mut all), NOW, &params)));
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool");
+    group.bench_function("one_thread/1000000", |b| {
+        b.iter(|| one.install(|| decay_all(black_box(&mut all), NOW, &params)));
+    });
+    group.finish();
+}
+
+const N_STORE: usize = 100_000;
+
+/// The §15 store: 10^5 traces in 10 partitions; ages now / 30 d / 100 d in thirds when
+/// `tiered`, otherwise spread over 90 days.
+fn store(tiered: bool) -> TraceStore<u64> {
+    let mut rng = SplitMix64::new(22);
+    let partitions: Vec<Partition> =
+        (0..10).map(|p| Partition::new(format!("agent-{p}")).expect("a valid name")).collect();
+    let mut store = TraceStore::new(TraceParams::default());
+    for i in 0..N_STORE {
+        let age = tiered.then(|| [Duration::ZERO, days(30), days(100)][i % 3]);
+        let entry = TraceEntry::new(id(i), workload_state(i, &mut rng, age), i as u64)
+            .with_partition(partitions[i % 10].clone());
+        store.insert(entry).expect("fresh ids");
+    }
+    store
+}
+
+fn id(i: usize) -> RecordId {
+    RecordId::from_u128(i as u128 + 1)
+}
+
+fn store_ops(c: &mut Criterion) {
+    let mut group = c.benchmark_group("store");
+    group.sample_size(30);
+
+    let mut decaying = store(false);
+    let first = decaying.decay_cycle(NOW);
+    assert_eq!(first.pruned, 0, "the cycle is repeatable: nothing falls to the prune threshold");
+    group.bench_function("decay_cycle/100000", |b| b.iter(|| decaying.decay_cycle(black_box(NOW))));
+
+    let mut tiered = store(true);
+    let later = NOW + days(200);
+    assert_eq!(tiered.migrate_tiers(NOW), 2 * N_STORE / 3);
+    let mut flip = false;
+    group.bench_function("migrate_tiers_changing/100000", |b| {
+        b.iter(|| {
+            flip = !flip;
+            tiered.migrate_tiers(if flip { later } else { NOW })
+        });
+    });
+    tiered.migrate_tiers(NOW);
+    group.bench_function("migrate_tiers_unchanged/100000", |b| {
+        b.iter(|| tiered.migrate_tiers(black_box(NOW)));
+    });
+
+    // 1,000 requested ids, the first 100 linked in pairs.
+    let mut ranked_store = store(false);
+    let requested: Vec<RecordId> = (0..1_000).map(|k| id(k * 97 % N_STORE)).collect();
+    for pair in requested[..100].chunks(2) {
+        for _ in 0..3 {
+            ranked_store.record_coactivation(pair[0], pair[1]).expect("stored ids");
+        }
+    }
+    group.bench_function("retrieve_ranked/1000", |b| {
+        b.iter(|| ranked_store.retrieve_ranked(black_box(&requested), NOW));
+    });
+
+    // 10,000 co-activations: 3,333 pairs three times each, plus one (links form).
+    let mut rng = SplitMix64::new(23);
+    let calls: Vec<(RecordId, RecordId)> = {
+        let pairs: Vec<(RecordId, RecordId)> = (0..3_333)
+            .map(|_| {
+                let a = rng.below(N_STORE as u64) as usize;
+                let b = (a + 1 + rng.below(N_STORE as u64 - 1) as usize) % N_STORE;
+                (id(a), id(b))
+            })
+            .collect();
+        let mut calls: Vec<_> = (0..3).flat_map(|_| pairs.iter().copied()).collect();
+        calls.push(pairs[0]);
+        calls
+    };
+    let fresh = store(false);
+    group.bench_function("record_coactivation_10000/100000", |b| {
+        b.iter_batched_ref(
+            || fresh.clone(),
+            |s| {
+                for &(x, y) in &calls {
+                    s.record_coactivation(x, y).expect("stored ids");
+                }
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    group.finish();
+}
+
+criterion_group!(benches, decay, store_ops);
 criterion_main!(benches);
