@@ -33,6 +33,8 @@
 #![deny(missing_docs)]
 
 pub mod codec;
+#[cfg(test)]
+mod contract_selftest;
 pub mod contracts;
 pub mod embed;
 pub mod error;
@@ -43,24 +45,29 @@ pub mod rank;
 pub mod record;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-#[cfg(test)]
-mod contract_selftest;
 pub mod text;
 pub mod time;
 pub mod trace;
 pub mod value;
 
+pub use codec::{Recovery, SaveReport, SnapshotInfo};
 pub use contracts::{
     BoxError, ConceptProvenance, ConceptSpec, ConceptStore, CrossEdgeKind, CrossLinks, GateDecision,
     GraphView, LayerKind, LayerRecord, MetaValue, PatternType, PromotionCandidate, PromotionSource,
     RandomnessAssessment, RandomnessGate,
 };
+pub use embed::{Embedder, HashEmbedder, HashEmbedderConfig, Parallelism, VectorIndex};
 pub use error::{CorruptReason, Error, Result};
-pub use graph::EdgeKind;
+pub use graph::{Activation, ActivationParams, CsrGraph, EdgeInsert, EdgeKind, EdgeMeta, EdgeRef, Graph};
 pub use id::{IdGenerator, RecordId, SplitMix64};
 pub use layer::{Callbacks, ConsolidationReport, LayerStats, LayerView, MemoryLayer, MemoryRecord};
 pub use record::{
     Partition, RecordMeta, Source, Trust, check_finite, check_non_negative, check_signed_unit, check_unit,
 };
+pub use text::{name_key, name_similarity, normalize_tokens};
 pub use time::{Clock, ManualClock, SharedClock, SystemClock, Timestamp, days};
-pub use trace::{TraceKind, TraceState};
+pub use trace::{
+    DecaySummary, Disposition, ReinforceError, ReinforceOutcome, StorageTier, TraceEntry, TraceKind,
+    TraceParams, TraceRef, TraceState, TraceStateParts, TraceStore, decay_all,
+};
+pub use value::{Map, Value};
