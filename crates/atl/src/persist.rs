@@ -121,11 +121,14 @@ impl Atl {
             let Some(name) = e.relation() else {
                 return Err(corrupt(format!("edge {} -> {} has no relationship type", e.source, e.target)));
             };
-            if !state.registry.contains(name) || edge_kind_of(name) != e.kind {
+            let Some(t) = state.registry.get(name).filter(|_| edge_kind_of(name) == e.kind) else {
                 return Err(corrupt(format!(
                     "edge {} -> {} has an unknown type {name:?}",
                     e.source, e.target
                 )));
+            };
+            if e.source == e.target && !t.reflexive {
+                return Err(corrupt(format!("concept {} is {name} of itself", e.source)));
             }
             if e.weight > 1.0 {
                 return Err(corrupt(format!(

@@ -1287,6 +1287,13 @@ mod tests {
     }
 
     #[test]
+    fn the_layer_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Atl>();
+        assert_send_sync::<SemanticRecord>();
+    }
+
+    #[test]
     fn config_is_checked() {
         let bad = [
             AtlConfig { max_concepts: 0, ..AtlConfig::default() },

@@ -85,87 +85,26 @@ fn well_formed_but_wrong_files_are_refused_and_change_nothing() {
     if let SemanticRecord::Full(c) = &mut bad_record[1] {
         c.confidence = 7.0;
     }
+    let plain = |records: Vec<SemanticRecord>, graph: Graph| Crafted {
+        schema: 1,
+        records,
+        graph,
+        relationship_types: vec![],
+        counters: vec![],
+    };
+    let mut self_loop = Graph::new();
+    self_loop.add_edge(a, a, EdgeKind::Associates, 0.5, Some(EdgeMeta::relation("IS_A"))).unwrap();
+    let future = Crafted { schema: 2, ..plain(records.clone(), Graph::new()) };
     let cases: Vec<(&str, Crafted)> = vec![
-        (
-            "node without concept",
-            Crafted {
-                schema: 1,
-                records: records.clone(),
-                graph: dangling,
-                relationship_types: vec![],
-                counters: vec![],
-            },
-        ),
-        (
-            "unlabelled edge",
-            Crafted {
-                schema: 1,
-                records: records.clone(),
-                graph: edge(EdgeKind::Associates, None, 0.5),
-                relationship_types: vec![],
-                counters: vec![],
-            },
-        ),
-        (
-            "unknown type",
-            Crafted {
-                schema: 1,
-                records: records.clone(),
-                graph: edge(EdgeKind::Associates, Some("LIKES"), 0.5),
-                relationship_types: vec![],
-                counters: vec![],
-            },
-        ),
-        (
-            "wrong kind",
-            Crafted {
-                schema: 1,
-                records: records.clone(),
-                graph: edge(EdgeKind::Associates, Some("CAUSES"), 0.5),
-                relationship_types: vec![],
-                counters: vec![],
-            },
-        ),
-        (
-            "heavy edge",
-            Crafted {
-                schema: 1,
-                records: records.clone(),
-                graph: edge(EdgeKind::Associates, Some("IS_A"), 3.0),
-                relationship_types: vec![],
-                counters: vec![],
-            },
-        ),
-        (
-            "duplicate record",
-            Crafted {
-                schema: 1,
-                records: duplicate,
-                graph: Graph::new(),
-                relationship_types: vec![],
-                counters: vec![],
-            },
-        ),
-        (
-            "invalid record",
-            Crafted {
-                schema: 1,
-                records: bad_record,
-                graph: Graph::new(),
-                relationship_types: vec![],
-                counters: vec![],
-            },
-        ),
-        (
-            "future schema",
-            Crafted {
-                schema: 2,
-                records: records.clone(),
-                graph: Graph::new(),
-                relationship_types: vec![],
-                counters: vec![],
-            },
-        ),
+        ("node without concept", plain(records.clone(), dangling)),
+        ("unlabelled edge", plain(records.clone(), edge(EdgeKind::Associates, None, 0.5))),
+        ("unknown type", plain(records.clone(), edge(EdgeKind::Associates, Some("LIKES"), 0.5))),
+        ("wrong kind", plain(records.clone(), edge(EdgeKind::Associates, Some("CAUSES"), 0.5))),
+        ("heavy edge", plain(records.clone(), edge(EdgeKind::Associates, Some("IS_A"), 3.0))),
+        ("self relationship", plain(records.clone(), self_loop)),
+        ("duplicate record", plain(duplicate, Graph::new())),
+        ("invalid record", plain(bad_record, Graph::new())),
+        ("future schema", future),
     ];
     let (_clock, mut target) = layer();
     let kept = target.find_or_create(&spec("kept", "object")).unwrap().id;
