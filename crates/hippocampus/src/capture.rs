@@ -1,0 +1,541 @@
+//! Capture (`spec/maxim-reference.md` §3.3) and association formation (§3.5).
+//!
+//! A capture validates the episode, evicts one record at capacity (the lowest retention
+//! score among records that are not long-term; long-term records are never evicted),
+//! stores and indexes the episode, promotes it to long-term at once when its salience or
+//! novelty reaches 0.95 (else queues it for consolidation when either exceeds 0.7 or the
+//! user spoke), forms its associations, and then tells the capture callbacks.
+//!
+//! Capture is synchronous. The original also offered an asynchronous capture queue (100
+//! entries, a worker thread polling every half second) because its capture cost
+//! milliseconds; here a capture costs microseconds, so the queue would only add latency
+//! and a way to lose episodes. An agent recording from several threads wraps the layer in
+//! a lock (the hub offers a thread-safe handle).
+//!
+//! **Associations.** The new episode is compared with every stored episode sharing an
+//! object or a person with it: each shared key counts 1, scores are divided by the best
+//! score, and the best five by (score, timestamp) become candidates. Each candidate whose
+//! normalised score is at least 0.5 is linked both ways by an ASSOCIATES edge of weight
+//!
+//! ```text
+//! 0.6 × score + goal term + 0.15 / (1 + |Δt| / 3600 s), capped at 1
+//! ```
+//!
+//! where the goal term is 0.25 for equal active goals and 0.25 × the Jaccard index of their
+//! words (lowercased, minus a few stop words) otherwise; the candidate is touched.
+//!
+//! ```
+//! use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
+//! use maxim_core::{ManualClock, Timestamp};
+//! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let episode = |objects: &[&str], goal: &str| {
+//!     let mut e = NewEpisode::default();
+//!     e.perception.detected_objects = objects.iter().map(|o| o.to_string()).collect();
+//!     e.context.active_goal = Some(goal.to_owned());
+//!     e
+//! };
+//! let first = hippo.capture(episode(&["mug"], "find mug"))?;
+//! let second = hippo.capture(episode(&["mug"], "find mug"))?;
+//! let third = hippo.capture(episode(&["mug", "cup"], "grab mug"))?;
+//! // [run] same object, same goal, same second: weight 1.0; goals "find mug" / "grab mug": 0.8333.
+//! let links = hippo.associated_ids(second);
+//! assert_eq!((links[0].0, links[0].1), (first, 1.0));
+//! assert_eq!(links[1].0, third);
+//! assert!((links[1].1 - 0.833_333).abs() < 1e-6);
+//! assert_eq!(hippo.peek(first).unwrap().meta().access_count, 3);
+//! # Ok::<(), hippocampus::Error>(())
+//! ```
+
+use maxim_core::graph::EdgeKind;
+use maxim_core::value::{Map, Value};
+use maxim_core::{Partition, RecordId, RecordMeta, Source, Timestamp, TraceKind, check_unit};
+
+use crate::episode::{Action, Decision, Episode, EpisodeContext, EpisodicMemory, Outcome, Perception};
+use crate::error::{Error, Result};
+use crate::index::{KeyId, Slot};
+use crate::store::{Hippocampus, derive_keys};
+
+/// Salience or novelty above which a capture joins the consolidation queue.
+pub const QUEUE_LEVEL: f64 = 0.7;
+
+/// Words the goal term of an association weight ignores.
+const GOAL_STOP_WORDS: [&str; 9] = ["the", "a", "an", "to", "and", "or", "in", "on", "at"];
+
+/// The parts of a new episode, for [`Hippocampus::capture`]. Every part defaults as the
+/// original's did (salience and novelty 0.5, mode `observe`, confidence 1).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewEpisode {
+    /// What the agent perceived.
+    pub perception: Perception,
+    /// The situation (its `state_ref` is replaced when `state_snapshot` is given).
+    pub context: EpisodeContext,
+    /// What it decided.
+    pub decision: Decision,
+    /// What it did.
+    pub action: Action,
+    /// What came of it.
+    pub outcome: Outcome,
+    /// The run it belongs to.
+    pub run_id: String,
+    /// The agent's state, stored in the [`StateStore`](crate::StateStore); the episode keeps
+    /// its reference.
+    pub state_snapshot: Option<Value>,
+    /// Where it comes from (default: the configuration's `default_source`).
+    pub source: Option<Source>,
+    /// How far it may be trusted, in `[0, 1]` (default: the configuration's).
+    pub trust: Option<f64>,
+    /// Whose memory it is (default: `default`).
+    pub partition: Option<Partition>,
+    /// When it happened, when not now.
+    pub timestamp: Option<Timestamp>,
+}
+
+/// One turn of an agent's loop as loose data, for [`Hippocampus::capture_from_loop`].
+///
+/// Read from `observation`: `objects` (or `detected_objects`) and `people` (or
+/// `detected_people`) as lists of text, `salience` and `novelty` as numbers, `cli_input` and
+/// `transcript` as text; the whole map is kept as the observations. From `state`: the
+/// snapshot, and its `mode` as the active mode. From `intent`: `goal` (the active goal),
+/// `reasoning` and `confidence` (else from `decision`). From `action`: `tool` (or `name`,
+/// `tool_name`) and `params`. From `result`: `success` when the result is a flag or a map
+/// holding one (else unknown, as in the original 1.3.3), and `error`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoopStep {
+    /// The percept.
+    pub observation: Map,
+    /// The agent's state snapshot.
+    pub state: Option<Value>,
+    /// The intent.
+    pub intent: Map,
+    /// The decision, when the loop keeps it apart from the intent.
+    pub decision: Map,
+    /// The action taken.
+    pub action: Map,
+    /// The result.
+    pub result: Value,
+    /// Evaluations of the outcome.
+    pub evaluations: Vec<Map>,
+    /// The run.
+    pub run_id: String,
+}
+
+impl Hippocampus {
+    /// Captures a new episode made now (or at `episode.timestamp`) and returns its id.
+    ///
+    /// Errors (nothing changes): salience, novelty, fear level, confidence or trust NaN or
+    /// outside `[0, 1]`.
+    pub fn capture(&mut self, episode: NewEpisode) -> Result<RecordId> {
+        let now = self.clock.now();
+        let source = episode.source.unwrap_or_else(|| self.config.default_source.clone());
+        let trust = match episode.trust {
+            Some(t) => check_unit("trust", t)?,
+            None => self.config.trust_for(&source),
+        };
+        let at = episode.timestamp.unwrap_or(now);
+        let mut meta = RecordMeta::new(RecordId::default(), now, source, trust, TraceKind::Episodic)?;
+        meta.timestamp = at;
+        if let Some(p) = episode.partition {
+            meta.partition = p;
+        }
+        let mut m = EpisodicMemory {
+            meta,
+            run_id: episode.run_id,
+            perception: episode.perception,
+            context: episode.context,
+            decision: episode.decision,
+            action: episode.action,
+            outcome: episode.outcome,
+            usage: None,
+        };
+        m.validate()?;
+        m.meta.id = self.ids.next_id(now);
+        if let Some(snapshot) = episode.state_snapshot {
+            m.context.state_ref = Some(self.states.store(snapshot));
+        }
+        Ok(self.insert_full(m, now))
+    }
+
+    /// Captures a complete episode as it is (its id, times and access count kept), as the
+    /// original's `capture(record=...)`. Errors: invalid numbers, or an id already held
+    /// ([`Error::Duplicate`]); nothing changes.
+    pub fn capture_record(&mut self, record: EpisodicMemory) -> Result<RecordId> {
+        record.validate()?;
+        let id = record.meta.id;
+        if self.contains(id) {
+            return Err(Error::Duplicate { id });
+        }
+        self.ids.observe(id);
+        let now = self.clock.now();
+        Ok(self.insert_full(record, now))
+    }
+
+    /// Captures one turn of an agent's loop given as loose data (see [`LoopStep`]).
+    /// Errors: a field of the wrong type or a number out of range; nothing changes.
+    pub fn capture_from_loop(&mut self, step: LoopStep) -> Result<RecordId> {
+        let episode = episode_from_loop(step)?;
+        self.capture(episode)
+    }
+
+    /// Stores a validated full episode made at `now`: evicts at capacity, indexes,
+    /// promotes or queues, associates, tells the callbacks.
+    pub(crate) fn insert_full(&mut self, mut m: EpisodicMemory, now: Timestamp) -> RecordId {
+        let _s = tracing::debug_span!("hippocampus_capture", n_records = self.len()).entered();
+        if self.len() >= self.config.max_nodes {
+            self.evict_one(now);
+        }
+        let id = m.meta.id;
+        self.counters.memories_captured += 1;
+        match m.outcome.success {
+            Some(true) => self.counters.successful += 1,
+            Some(false) => self.counters.failed += 1,
+            None => {}
+        }
+        let (salience, novelty) = (m.perception.salience, m.perception.novelty);
+        if salience >= self.config.immediate_promotion_salience
+            || novelty >= self.config.immediate_promotion_novelty
+        {
+            if m.meta.promote(now) {
+                self.counters.long_term_count += 1;
+            }
+        } else if salience > QUEUE_LEVEL || novelty > QUEUE_LEVEL || m.perception.had_user_input() {
+            self.candidates.push_back(id);
+            while self.candidates.len() > self.config.max_consolidation_candidates {
+                self.candidates.pop_front();
+            }
+        }
+        let slot = self.slots.insert(Episode::Full(Box::new(m)));
+        if let Some(Episode::Full(rec)) = self.slots.records[slot as usize].as_ref() {
+            let keys = derive_keys(rec, self.config.indexed_keys);
+            self.index.insert(slot, &keys, self.slots.order());
+        }
+        if let (Some(embedder), Some(vectors)) = (&self.config.embedder, &mut self.vectors) {
+            if let Some(rec) = self.slots.records[slot as usize].as_ref() {
+                let _ = vectors.add(id, &embedder.embed(&episode_text(rec)));
+            }
+        }
+        if self.config.enable_associative_graph {
+            let formed = self.form_associations(slot, now);
+            self.counters.edges_formed += formed as u64;
+        }
+        tracing::trace!(%id, "captured");
+        if let Some(rec) = self.slots.get(slot) {
+            self.callbacks.fire_capture(id, rec);
+        }
+        id
+    }
+
+    /// Forms the associations of the episode in `slot` (§3.5); returns how many.
+    fn form_associations(&mut self, slot: Slot, now: Timestamp) -> usize {
+        let query: Vec<KeyId> = self
+            .index
+            .keys_of(slot)
+            .iter()
+            .copied()
+            .filter(|&k| self.index.kind_of(k).is_associative())
+            .collect();
+        let candidates =
+            self.index.similar(&query, self.config.association_limit, self.slots.order(), |s| s != slot);
+        let Some(&(_, best)) = candidates.first() else { return 0 };
+        let id = self.slots.ids[slot as usize];
+        let _ = self.graph.add_node(id);
+        let ts = self.slots.ts[slot as usize];
+        let own_goal =
+            self.slots.get(slot).and_then(Episode::association_goal).map(|g| (g.to_owned(), goal_words(g)));
+        let best = f64::from(best);
+        let mut formed = 0;
+        for (c, shared) in candidates {
+            let score = f64::from(shared) / best;
+            if score < self.config.association_threshold {
+                continue;
+            }
+            let Some(cand) = self.slots.get(c) else { continue };
+            let mut weight = 0.6 * score;
+            if let (Some((goal, words)), Some(other)) = (&own_goal, cand.association_goal()) {
+                if !goal.is_empty() && !other.is_empty() {
+                    weight += if goal == other { 0.25 } else { 0.25 * jaccard(words, &goal_words(other)) };
+                }
+            }
+            let dt = (ts - self.slots.ts[c as usize]).unsigned_abs() as f64 / 1e6;
+            weight += 0.15 / (1.0 + dt / 3600.0);
+            let weight = weight.min(1.0);
+            let cid = self.slots.ids[c as usize];
+            if let Err(e) = self.graph.add_bidirectional(id, cid, EdgeKind::Associates, weight) {
+                tracing::warn!(%id, candidate = %cid, error = %e, "association refused");
+                continue;
+            }
+            if let Some(rec) = self.slots.get_mut(c) {
+                rec.meta_mut().touch(now);
+            }
+            formed += 1;
+        }
+        formed
+    }
+
+    /// Evicts the record with the lowest retention score among those that are not long-term
+    /// (ties: the oldest); logs and counts when every record is long-term.
+    fn evict_one(&mut self, now: Timestamp) {
+        let strategy = self.retention_strategy();
+        let mut victim: Option<(f64, (i64, RecordId), Slot)> = None;
+        for (s, rec) in self.slots.iter() {
+            if rec.meta().long_term {
+                continue;
+            }
+            let score = strategy.score(rec, self.degree_of(rec), now);
+            let key = self.slots.order().key(s);
+            if victim.is_none_or(|(vs, vk, _)| score < vs || (score == vs && key < vk)) {
+                victim = Some((score, key, s));
+            }
+        }
+        if let Some((_, _, s)) = victim {
+            self.remove_slot(s);
+            self.counters.evictions += 1;
+        } else {
+            self.counters.over_capacity_inserts += 1;
+            tracing::warn!(
+                layer = crate::store::LAYER_NAME,
+                n_records = self.len(),
+                "at capacity and every record is long-term: inserting over capacity"
+            );
+        }
+    }
+
+    /// The retention strategies' degree of `rec`: its outgoing ASSOCIATES edges, or for a
+    /// compressed record the count it had when compressed.
+    pub(crate) fn degree_of(&self, rec: &Episode) -> usize {
+        match rec {
+            Episode::Full(m) => self.graph.out_degree(m.meta.id, Some(EdgeKind::Associates)),
+            Episode::Compressed(c) => c.edge_count as usize,
+        }
+    }
+
+    /// Links `source` to `target` with an edge of `kind` and `weight` (finite, `>= 0`), for
+    /// links the layer does not form itself (a tool-pain bridge's CAUSES edges, for
+    /// example). Both records must be held. An existing edge of the same kind is updated.
+    pub fn link(&mut self, source: RecordId, target: RecordId, kind: EdgeKind, weight: f64) -> Result<()> {
+        for id in [source, target] {
+            if !self.contains(id) {
+                return Err(maxim_core::Error::NotFound { id }.into());
+            }
+        }
+        self.graph.add_edge(source, target, kind, weight, None)?;
+        Ok(())
+    }
+
+    /// Links `a` and `b` both ways with ASSOCIATES edges of `weight`, as association
+    /// formation does. Both records must be held.
+    pub fn associate(&mut self, a: RecordId, b: RecordId, weight: f64) -> Result<()> {
+        for id in [a, b] {
+            if !self.contains(id) {
+                return Err(maxim_core::Error::NotFound { id }.into());
+            }
+        }
+        self.graph.add_bidirectional(a, b, EdgeKind::Associates, weight)?;
+        Ok(())
+    }
+}
+
+/// The words of a goal for the goal term: lowercased, split on whitespace, stop words and
+/// repeats dropped.
+fn goal_words(goal: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::with_capacity(4);
+    for w in goal.split_whitespace() {
+        let w = w.to_lowercase();
+        if !GOAL_STOP_WORDS.contains(&w.as_str()) && !words.contains(&w) {
+            words.push(w);
+        }
+    }
+    words
+}
+
+/// The Jaccard index of two word sets; 0 when both are empty.
+fn jaccard(a: &[String], b: &[String]) -> f64 {
+    let inter = a.iter().filter(|w| b.contains(w)).count();
+    let union = a.len() + b.len() - inter;
+    if union == 0 { 0.0 } else { inter as f64 / union as f64 }
+}
+
+/// The text the embedder indexes for an episode.
+pub(crate) fn episode_text(e: &Episode) -> String {
+    let mut text = String::new();
+    e.for_each_text(&mut |s| {
+        if !s.is_empty() {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(s);
+        }
+    });
+    text
+}
+
+fn field_error(field: &'static str, expected: &str) -> Error {
+    maxim_core::Error::invalid(field, format!("expected {expected}")).into()
+}
+
+fn text_list(map: &Map, keys: [&'static str; 2]) -> Result<Vec<String>> {
+    for key in keys {
+        match map.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::List(items)) => {
+                return items
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| field_error(key, "a list of text")))
+                    .collect();
+            }
+            Some(_) => return Err(field_error(key, "a list of text")),
+        }
+    }
+    Ok(Vec::new())
+}
+
+fn opt_text(map: &Map, key: &'static str) -> Result<Option<String>> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Text(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(field_error(key, "text")),
+    }
+}
+
+fn opt_number(map: &Map, key: &'static str) -> Result<Option<f64>> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v.as_f64().map(Some).ok_or_else(|| field_error(key, "a number")),
+    }
+}
+
+/// Converts loose loop data into the parts of an episode.
+fn episode_from_loop(step: LoopStep) -> Result<NewEpisode> {
+    let obs = &step.observation;
+    let mut perception = Perception {
+        detected_objects: text_list(obs, ["objects", "detected_objects"])?,
+        detected_people: text_list(obs, ["people", "detected_people"])?,
+        cli_input: opt_text(obs, "cli_input")?,
+        transcript: opt_text(obs, "transcript")?,
+        ..Perception::default()
+    };
+    if let Some(s) = opt_number(obs, "salience")? {
+        perception.salience = s;
+    }
+    if let Some(n) = opt_number(obs, "novelty")? {
+        perception.novelty = n;
+    }
+    let mut context =
+        EpisodeContext { active_goal: opt_text(&step.intent, "goal")?, ..EpisodeContext::default() };
+    if let Some(Value::Map(state)) = &step.state {
+        if let Some(mode) = opt_text(state, "mode")? {
+            context.active_mode = mode;
+        }
+    }
+    let reasoning = match opt_text(&step.intent, "reasoning")? {
+        Some(r) => Some(r),
+        None => opt_text(&step.decision, "reasoning")?,
+    };
+    let confidence = match opt_number(&step.intent, "confidence")? {
+        Some(c) => c,
+        None => opt_number(&step.decision, "confidence")?.unwrap_or(1.0),
+    };
+    let tool_name = match opt_text(&step.action, "tool")? {
+        Some(t) => t,
+        None => match opt_text(&step.action, "name")? {
+            Some(t) => t,
+            None => opt_text(&step.action, "tool_name")?.unwrap_or_default(),
+        },
+    };
+    let tool_params = match step.action.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Map(m)) => m.clone(),
+        Some(_) => return Err(field_error("params", "a map")),
+    };
+    let (success, error) = match &step.result {
+        Value::Bool(b) => (Some(*b), None),
+        Value::Map(m) => (
+            match m.get("success") {
+                None | Some(Value::Null) => None,
+                Some(Value::Bool(b)) => Some(*b),
+                Some(_) => return Err(field_error("success", "a flag")),
+            },
+            opt_text(m, "error")?,
+        ),
+        _ => (None, None),
+    };
+    perception.observations = step.observation;
+    Ok(NewEpisode {
+        perception,
+        context,
+        decision: Decision { intent: step.intent, reasoning, confidence, ..Decision::default() },
+        action: Action { tool_name, tool_params, ..Action::default() },
+        outcome: Outcome { success, result: step.result, error, evaluations: step.evaluations },
+        run_id: step.run_id,
+        state_snapshot: step.state,
+        ..NewEpisode::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn goal_words_drop_stop_words_and_case() {
+        assert_eq!(goal_words("Go to the Kitchen and find THE mug"), ["go", "kitchen", "find", "mug"]);
+        assert_eq!(jaccard(&goal_words("find mug"), &goal_words("grab mug")), 1.0 / 3.0);
+        assert_eq!(jaccard(&goal_words("the"), &goal_words("a")), 0.0);
+    }
+
+    #[test]
+    fn loop_data_is_converted() {
+        let observation: Map = [
+            ("objects", Value::List(vec!["mug".into(), "table".into()])),
+            ("salience", Value::from(0.7)),
+            ("novelty", Value::from(0.6)),
+            ("cli_input", Value::from("find the mug")),
+        ]
+        .into_iter()
+        .collect();
+        let intent: Map =
+            [("goal", Value::from("find mug")), ("confidence", Value::from(0.8))].into_iter().collect();
+        let action: Map = [
+            ("tool", Value::from("look_around")),
+            ("params", Value::Map([("direction", Value::from("left"))].into_iter().collect())),
+        ]
+        .into_iter()
+        .collect();
+        let state = Value::Map([("mode", Value::from("exploration"))].into_iter().collect());
+        let result =
+            Value::Map([("found", Value::from(true)), ("success", Value::from(true))].into_iter().collect());
+        let e = episode_from_loop(LoopStep {
+            observation,
+            state: Some(state),
+            intent,
+            action,
+            result,
+            ..LoopStep::default()
+        })
+        .unwrap();
+        assert_eq!(e.perception.detected_objects, ["mug", "table"]);
+        assert_eq!((e.perception.salience, e.perception.novelty), (0.7, 0.6));
+        assert_eq!(e.context.active_goal.as_deref(), Some("find mug"));
+        assert_eq!(e.context.active_mode, "exploration");
+        assert_eq!(e.decision.confidence, 0.8);
+        assert_eq!(e.action.tool_name, "look_around");
+        assert_eq!(e.action.tool_params.get("direction").and_then(Value::as_str), Some("left"));
+        assert_eq!(e.outcome.success, Some(true));
+        assert!(e.state_snapshot.is_some());
+    }
+
+    #[test]
+    fn a_bare_percept_has_unknown_success() {
+        let e = episode_from_loop(LoopStep { result: Value::from("ok"), ..LoopStep::default() }).unwrap();
+        assert_eq!(e.outcome.success, None);
+        assert_eq!(e.context.active_mode, "observe");
+    }
+
+    #[test]
+    fn wrong_types_are_refused() {
+        let bad: Map = [("salience", Value::from("high"))].into_iter().collect();
+        assert!(episode_from_loop(LoopStep { observation: bad, ..LoopStep::default() }).is_err());
+        let bad: Map = [("objects", Value::List(vec![Value::from(3i64)]))].into_iter().collect();
+        assert!(episode_from_loop(LoopStep { observation: bad, ..LoopStep::default() }).is_err());
+    }
+}

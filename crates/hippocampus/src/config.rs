@@ -1,0 +1,195 @@
+//! [`HippocampusConfig`]: the layer's settings, with the original's defaults
+//! (`spec/maxim-reference.md` §3.1).
+//!
+//! ```
+//! use hippocampus::{HippocampusConfig, StrategyKind};
+//! let config = HippocampusConfig { max_nodes: 20_000, ..HippocampusConfig::default() };
+//! assert_eq!(config.association_limit, 5);
+//! assert_eq!(config.memory_strategy, StrategyKind::AccessBased);
+//! assert!(config.validate().is_ok());
+//! let bad = HippocampusConfig { association_threshold: f64::NAN, ..HippocampusConfig::default() };
+//! assert!(bad.validate().is_err());
+//! ```
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use maxim_core::embed::Embedder;
+use maxim_core::graph::ActivationParams;
+use maxim_core::{Source, check_non_negative, check_unit, days};
+
+use crate::index::IndexedKeys;
+
+/// Which retention strategy sleep and eviction use (§3.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StrategyKind {
+    /// Recency of access, access count and centrality (the default).
+    #[default]
+    AccessBased,
+    /// Age, success, novelty and user input.
+    ImportanceBased,
+    /// Access-based 0.6 and importance-based 0.4.
+    Composite,
+}
+
+/// The layer's settings; see the [module docs](self). Every field is public; build with
+/// `..HippocampusConfig::default()` and check with [`validate`](Self::validate) (the layer's
+/// constructor does).
+#[derive(Clone)]
+pub struct HippocampusConfig {
+    /// Most records held; at capacity one non-long-term record is evicted before an insert
+    /// (default 10,000).
+    pub max_nodes: usize,
+    /// Most state snapshots held (default 1,000).
+    pub state_store_max_entries: usize,
+    /// Where `save_configured`, `load_configured` and the auto-save after sleep go (default
+    /// none).
+    pub persistence_path: Option<PathBuf>,
+    /// Which kinds of key the context index holds (default all six).
+    pub indexed_keys: IndexedKeys,
+    /// Whether sleep does anything (default true).
+    pub enable_sleep_consolidation: bool,
+    /// Access-based retention: time without access after which recency is 0 (default 7 days).
+    pub max_age_without_access: Duration,
+    /// Access-based retention: age before which an episode is never compressed (default 1 day).
+    pub compression_age: Duration,
+    /// Score below which sleep removes a record (default 0.3).
+    pub retention_threshold: f64,
+    /// Score below which sleep compresses a full record that may be compressed (default 0.6).
+    pub compression_threshold: f64,
+    /// The retention strategy (default access-based).
+    pub memory_strategy: StrategyKind,
+    /// Whether sleep first promotes queued candidates to long-term (default true).
+    pub consolidate_during_sleep: bool,
+    /// Length of the consolidation-candidate queue; the oldest rotates out (default 500).
+    pub max_consolidation_candidates: usize,
+    /// Most promotions per consolidation (default 100).
+    pub max_promotions: usize,
+    /// Salience at or above which a capture is long-term at once (default 0.95).
+    pub immediate_promotion_salience: f64,
+    /// Novelty at or above which a capture is long-term at once (default 0.95).
+    pub immediate_promotion_novelty: f64,
+    /// Factor on a long-term record's retention score, capped at 1 (default 2.0).
+    pub long_term_retention_boost: f64,
+    /// Whether sleep saves to `persistence_path` afterwards, when one is set (default true).
+    pub auto_save_after_sleep: bool,
+    /// Whether captures form associations (default true).
+    pub enable_associative_graph: bool,
+    /// Most associations a capture forms (default 5).
+    pub association_limit: usize,
+    /// Normalised overlap at or above which a candidate is associated (default 0.5).
+    pub association_threshold: f64,
+    /// Spreading activation for `recall_associated` (default decay 0.5, threshold 0.05,
+    /// max depth 3).
+    pub spreading_activation: ActivationParams,
+    /// Where captured episodes come from, unless the capture says otherwise (default
+    /// [`Source::Episodic`]).
+    pub default_source: Source,
+    /// Their trust, unless the capture says otherwise (default: the source's default trust).
+    pub default_trust: Option<f64>,
+    /// The embedder for text similarity (`recall_similar_text`); off by default, because each
+    /// episode then carries a vector (512 bytes at the default 128 dimensions) and each
+    /// capture embeds its text.
+    pub embedder: Option<Arc<dyn Embedder>>,
+}
+
+impl Default for HippocampusConfig {
+    fn default() -> Self {
+        Self {
+            max_nodes: 10_000,
+            state_store_max_entries: 1_000,
+            persistence_path: None,
+            indexed_keys: IndexedKeys::default(),
+            enable_sleep_consolidation: true,
+            max_age_without_access: days(7),
+            compression_age: days(1),
+            retention_threshold: 0.3,
+            compression_threshold: 0.6,
+            memory_strategy: StrategyKind::AccessBased,
+            consolidate_during_sleep: true,
+            max_consolidation_candidates: 500,
+            max_promotions: 100,
+            immediate_promotion_salience: 0.95,
+            immediate_promotion_novelty: 0.95,
+            long_term_retention_boost: 2.0,
+            auto_save_after_sleep: true,
+            enable_associative_graph: true,
+            association_limit: 5,
+            association_threshold: 0.5,
+            spreading_activation: ActivationParams::new(0.5, 0.05, 3)
+                .expect("the reference parameters are valid"),
+            default_source: Source::Episodic,
+            default_trust: None,
+            embedder: None,
+        }
+    }
+}
+
+impl HippocampusConfig {
+    /// Checks the settings: capacities at least 1, thresholds and promotion levels in
+    /// `[0, 1]`, the boost finite and not negative, ages at least a microsecond, and a
+    /// default trust (when given) in `[0, 1]`.
+    pub fn validate(&self) -> maxim_core::Result<()> {
+        let at_least_one = |field: &'static str, v: usize| {
+            if v == 0 { Err(maxim_core::Error::invalid(field, "must be at least 1")) } else { Ok(()) }
+        };
+        at_least_one("max_nodes", self.max_nodes)?;
+        at_least_one("state_store_max_entries", self.state_store_max_entries)?;
+        check_unit("retention_threshold", self.retention_threshold)?;
+        check_unit("compression_threshold", self.compression_threshold)?;
+        check_unit("immediate_promotion_salience", self.immediate_promotion_salience)?;
+        check_unit("immediate_promotion_novelty", self.immediate_promotion_novelty)?;
+        check_unit("association_threshold", self.association_threshold)?;
+        check_non_negative("long_term_retention_boost", self.long_term_retention_boost)?;
+        if let Some(t) = self.default_trust {
+            check_unit("default_trust", t)?;
+        }
+        for (field, d) in [
+            ("max_age_without_access", self.max_age_without_access),
+            ("compression_age", self.compression_age),
+        ] {
+            if d.as_micros() == 0 {
+                return Err(maxim_core::Error::invalid(field, "must be at least one microsecond"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The trust of a capture that names none.
+    pub(crate) fn trust_for(&self, source: &Source) -> f64 {
+        self.default_trust.unwrap_or_else(|| source.default_trust().get())
+    }
+}
+
+impl fmt::Debug for HippocampusConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HippocampusConfig")
+            .field("max_nodes", &self.max_nodes)
+            .field("state_store_max_entries", &self.state_store_max_entries)
+            .field("persistence_path", &self.persistence_path)
+            .field("indexed_keys", &self.indexed_keys)
+            .field("enable_sleep_consolidation", &self.enable_sleep_consolidation)
+            .field("max_age_without_access", &self.max_age_without_access)
+            .field("compression_age", &self.compression_age)
+            .field("retention_threshold", &self.retention_threshold)
+            .field("compression_threshold", &self.compression_threshold)
+            .field("memory_strategy", &self.memory_strategy)
+            .field("consolidate_during_sleep", &self.consolidate_during_sleep)
+            .field("max_consolidation_candidates", &self.max_consolidation_candidates)
+            .field("max_promotions", &self.max_promotions)
+            .field("immediate_promotion_salience", &self.immediate_promotion_salience)
+            .field("immediate_promotion_novelty", &self.immediate_promotion_novelty)
+            .field("long_term_retention_boost", &self.long_term_retention_boost)
+            .field("auto_save_after_sleep", &self.auto_save_after_sleep)
+            .field("enable_associative_graph", &self.enable_associative_graph)
+            .field("association_limit", &self.association_limit)
+            .field("association_threshold", &self.association_threshold)
+            .field("spreading_activation", &self.spreading_activation)
+            .field("default_source", &self.default_source)
+            .field("default_trust", &self.default_trust)
+            .field("embedder", &self.embedder.as_ref().map(|e| e.name().to_owned()))
+            .finish()
+    }
+}

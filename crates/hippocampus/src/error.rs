@@ -1,0 +1,64 @@
+//! The one error type of the `hippocampus` crate.
+//!
+//! Most failures are the core's ([`maxim_core::Error`]: an out-of-range number, an unknown
+//! id, a corrupt snapshot) and arrive wrapped in [`Error::Core`]; the few that only the
+//! episodic layer knows have their own variants. Every error leaves the layer as it was.
+//!
+//! ```
+//! use hippocampus::{Error, Hippocampus, HippocampusConfig};
+//! use maxim_core::{ManualClock, RecordId, Timestamp};
+//! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let err = hippo.remove(RecordId::from_u128(7)).unwrap_err();
+//! assert!(err.is_not_found());
+//! assert!(matches!(err, Error::Core(maxim_core::Error::NotFound { .. })));
+//! # Ok::<(), hippocampus::Error>(())
+//! ```
+
+use maxim_core::RecordId;
+
+use crate::hash::StateRef;
+
+/// Errors of the episodic layer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A core error: a number out of range, an unknown id, a corrupt or unreadable snapshot.
+    #[error(transparent)]
+    Core(#[from] maxim_core::Error),
+    /// A record with this id is already stored.
+    #[error("a record with id {id} is already stored")]
+    Duplicate {
+        /// The id given twice.
+        id: RecordId,
+    },
+    /// A compressed record was offered to `store`; compressed records only arise from sleep
+    /// (or a snapshot).
+    #[error("record {id} is compressed; only full episodes can be stored")]
+    CompressedStore {
+        /// The record's id.
+        id: RecordId,
+    },
+    /// No state snapshot with this reference is held (it was never stored or was evicted).
+    #[error("no state snapshot {state_ref}")]
+    StateNotFound {
+        /// The reference asked for.
+        state_ref: StateRef,
+    },
+    /// Text similarity was asked for, but the configuration names no embedder.
+    #[error("text similarity needs an embedder; the configuration has none")]
+    NoEmbedder,
+    /// Saving without a path, when the configuration has no persistence path either.
+    #[error("no persistence path is configured")]
+    NoPersistencePath,
+}
+
+impl Error {
+    /// True when the error says that a record id is unknown.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Core(maxim_core::Error::NotFound { .. }))
+    }
+}
+
+/// `Result` with the crate's [`Error`] as the default error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

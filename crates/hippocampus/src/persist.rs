@@ -1,0 +1,405 @@
+//! Persistence (`spec/maxim-reference.md` §3.13) through the core snapshot codec.
+//!
+//! A snapshot of kind `hippocampus` holds everything: the records (full and compressed,
+//! oldest first), the context-index keys and each record's keys (compressed records no
+//! longer hold the objects their keys came from), the graph with every edge and its kind
+//! (the original kept only ASSOCIATES edges), the consolidation queue, the state
+//! snapshots in LRU order, and the counters. Writes are atomic with a backup
+//! ([`maxim_core::codec::save`]). A load decodes and checks the whole file and builds the new
+//! state aside; only when everything holds does it replace the layer's contents, so a failed
+//! load leaves the layer as it was. The configuration, callbacks, clock and temporal
+//! context are the layer's, not the file's.
+//!
+//! ```
+//! use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
+//! use maxim_core::{ManualClock, Timestamp};
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("hippocampus.snap");
+//! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut e = NewEpisode::default();
+//! e.perception.detected_objects = vec!["mug".into()];
+//! let a = hippo.capture(e.clone())?;
+//! let b = hippo.capture(e)?;
+//! hippo.compress(a)?;
+//! hippo.save(&path)?;
+//! let mut fresh = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! fresh.load(&path)?;
+//! assert!(fresh.peek(a).unwrap().is_compressed());
+//! assert_eq!(fresh.associated_ids(a), hippo.associated_ids(a));
+//! assert_eq!(fresh.keys_of(a), hippo.keys_of(a)); // object:mug survives compression and reload
+//! assert!(fresh.load(dir.path().join("missing.snap")).is_err());
+//! assert_eq!(fresh.len(), 2);
+//! # let _ = b;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use maxim_core::codec::{self, Recovery};
+use maxim_core::embed::VectorIndex;
+use maxim_core::graph::Graph;
+use maxim_core::value::Value;
+use maxim_core::{CorruptReason, RecordId, Timestamp};
+use serde::ser::SerializeSeq;
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::episode::Episode;
+use crate::error::{Error, Result};
+use crate::hash::StateRef;
+use crate::index::{ContextIndex, IndexKey, KeyId, KeyKind};
+use crate::state_store::StateStore;
+use crate::store::{Counters, Hippocampus, Slots};
+
+/// The snapshot kind of the episodic layer.
+pub const SNAPSHOT_KIND: &str = "hippocampus";
+
+/// Where [`Hippocampus::load_with_recovery`] took the state from.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadOutcome {
+    /// The file was intact and is loaded.
+    Loaded,
+    /// The file was missing or rejected; its backup is loaded.
+    FromBackup {
+        /// The backup that was loaded.
+        path: PathBuf,
+        /// Why the main file was not used.
+        primary_error: Box<maxim_core::Error>,
+    },
+    /// Neither the file nor a backup exists: the layer is unchanged (a fresh start).
+    Missing,
+}
+
+#[derive(Serialize)]
+struct SnapshotOut<'a> {
+    saved_at: Timestamp,
+    keys: Vec<(KeyKind, &'a str)>,
+    records: RecordsOut<'a>,
+    graph: &'a Graph,
+    candidates: Vec<RecordId>,
+    states: Vec<(StateRef, &'a Value)>,
+    counters: &'a Counters,
+    queries: u64,
+}
+
+#[derive(Deserialize)]
+struct SnapshotIn {
+    saved_at: Timestamp,
+    keys: Vec<(KeyKind, String)>,
+    records: Vec<RecordIn>,
+    graph: Graph,
+    candidates: Vec<RecordId>,
+    states: Vec<(StateRef, Value)>,
+    counters: Counters,
+    queries: u64,
+}
+
+#[derive(Deserialize)]
+struct RecordIn {
+    record: Episode,
+    keys: Vec<u32>,
+}
+
+/// The records, oldest first, each with its keys as positions in the key table.
+struct RecordsOut<'a> {
+    hippo: &'a Hippocampus,
+    position: Vec<u32>,
+}
+
+#[derive(Serialize)]
+struct RecordOut<'a> {
+    record: &'a Episode,
+    keys: KeysOut<'a>,
+}
+
+struct KeysOut<'a> {
+    ids: &'a [KeyId],
+    position: &'a [u32],
+}
+
+impl Serialize for KeysOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.ids.len()))?;
+        for &k in self.ids {
+            seq.serialize_element(&self.position[k as usize])?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for RecordsOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let h = self.hippo;
+        let order = h.index.order();
+        let mut seq = serializer.serialize_seq(Some(order.len()))?;
+        for &s in order {
+            if let Some(record) = h.slots.get(s) {
+                let keys = KeysOut { ids: h.index.keys_of(s), position: &self.position };
+                seq.serialize_element(&RecordOut { record, keys })?;
+            }
+        }
+        seq.end()
+    }
+}
+
+/// The contents a snapshot rebuilds, before they replace the layer's.
+struct Rebuilt {
+    slots: Slots,
+    index: ContextIndex,
+    graph: Graph,
+    candidates: VecDeque<RecordId>,
+    states: StateStore,
+    counters: Counters,
+    queries: u64,
+    vectors: Option<VectorIndex>,
+    max_id: Option<RecordId>,
+}
+
+fn corrupt(path: &Path, reason: String) -> Error {
+    maxim_core::Error::Corrupt {
+        path: path.to_path_buf(),
+        reason: CorruptReason::Payload(reason),
+        kept_aside: None,
+    }
+    .into()
+}
+
+impl Hippocampus {
+    /// Encodes the whole layer as snapshot bytes (header and payload), as [`save`] writes
+    /// them.
+    ///
+    /// [`save`]: Self::save
+    pub fn to_snapshot_bytes(&self) -> Result<Vec<u8>> {
+        Ok(codec::encode(SNAPSHOT_KIND, &self.snapshot_out())?)
+    }
+
+    fn snapshot_out(&self) -> SnapshotOut<'_> {
+        let live: Vec<(KeyId, KeyKind, &str)> = self.index.live_keys().collect();
+        let mut position = vec![u32::MAX; live.last().map_or(0, |k| k.0 as usize + 1)];
+        for (i, &(k, _, _)) in live.iter().enumerate() {
+            position[k as usize] = i as u32;
+        }
+        SnapshotOut {
+            saved_at: self.clock.now(),
+            keys: live.into_iter().map(|(_, kind, text)| (kind, text)).collect(),
+            records: RecordsOut { hippo: self, position },
+            graph: &self.graph,
+            candidates: self.candidates.iter().copied().collect(),
+            states: self.states.lru_order(),
+            counters: &self.counters,
+            queries: self.queries(),
+        }
+    }
+
+    /// Saves the whole layer to `path` atomically (the previous file is kept as
+    /// `<path>.backup`).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let _s = tracing::debug_span!("hippocampus_save", n_records = self.len()).entered();
+        codec::save(path, SNAPSHOT_KIND, &self.snapshot_out())?;
+        Ok(())
+    }
+
+    /// Saves to the configured persistence path; [`Error::NoPersistencePath`] without one.
+    pub fn save_configured(&self) -> Result<()> {
+        let path = self.config.persistence_path.as_ref().ok_or(Error::NoPersistencePath)?;
+        self.save(path)
+    }
+
+    /// Replaces the layer's contents with the snapshot at `path`. A missing, unreadable,
+    /// corrupt or inconsistent file is an error and changes nothing (a file the codec
+    /// rejects is moved aside, see [`maxim_core::codec::load`]).
+    pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let _s = tracing::debug_span!("hippocampus_load").entered();
+        let snapshot: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
+        let rebuilt = self.rebuild(path, snapshot)?;
+        self.install(rebuilt);
+        Ok(())
+    }
+
+    /// Replaces the layer's contents with the snapshot `bytes` (as
+    /// [`to_snapshot_bytes`](Self::to_snapshot_bytes) makes them); `path` only names them in
+    /// errors.
+    pub fn load_from_bytes(&mut self, path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
+        let path = path.as_ref();
+        let snapshot: SnapshotIn = codec::decode(path, SNAPSHOT_KIND, bytes)?;
+        let rebuilt = self.rebuild(path, snapshot)?;
+        self.install(rebuilt);
+        Ok(())
+    }
+
+    /// Loads `path`, or its backup when `path` is missing or rejected; when neither exists
+    /// the layer stays as it is and the outcome says [`LoadOutcome::Missing`].
+    pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
+        let path = path.as_ref();
+        let _s = tracing::debug_span!("hippocampus_load_with_recovery").entered();
+        let (snapshot, recovery) = match codec::load_with_recovery::<SnapshotIn>(path, SNAPSHOT_KIND) {
+            Ok(found) => found,
+            Err(e) if codec::is_missing(&e) => return Ok(LoadOutcome::Missing),
+            Err(e) => return Err(e.into()),
+        };
+        let outcome = if let Recovery::Backup { path: backup, primary_error } = recovery {
+            tracing::warn!(path = %path.display(), backup = %backup.display(), error = %primary_error, "loaded the backup");
+            LoadOutcome::FromBackup { path: backup, primary_error }
+        } else {
+            LoadOutcome::Loaded
+        };
+        let source = match &outcome {
+            LoadOutcome::FromBackup { path, .. } => path.clone(),
+            _ => path.to_path_buf(),
+        };
+        let rebuilt = self.rebuild(&source, snapshot)?;
+        self.install(rebuilt);
+        Ok(outcome)
+    }
+
+    /// Loads from the configured persistence path; [`Error::NoPersistencePath`] without one.
+    pub fn load_configured(&mut self) -> Result<LoadOutcome> {
+        let path = self.config.persistence_path.clone().ok_or(Error::NoPersistencePath)?;
+        self.load_with_recovery(path)
+    }
+
+    /// Builds the layer's contents from a decoded snapshot, checking that they hold
+    /// together.
+    fn rebuild(&self, path: &Path, snap: SnapshotIn) -> Result<Rebuilt> {
+        let _ = snap.saved_at;
+        let mut index = ContextIndex::default();
+        let mut key_ids: Vec<KeyId> = Vec::with_capacity(snap.keys.len());
+        for (kind, text) in &snap.keys {
+            IndexKey::new(*kind, text).map_err(|e| corrupt(path, e.to_string()))?;
+            key_ids.push(index.intern_key(*kind, text));
+        }
+        let mut slots = Slots::default();
+        let mut max_id = None;
+        for RecordIn { record, keys } in snap.records {
+            record.validate().map_err(|e| corrupt(path, format!("record {}: {e}", record.id())))?;
+            let id = record.id();
+            if slots.slot_of(id).is_some() {
+                return Err(corrupt(path, format!("record {id} appears twice")));
+            }
+            let mut ids: Vec<KeyId> = Vec::with_capacity(keys.len());
+            for p in keys {
+                let k = *key_ids.get(p as usize).ok_or_else(|| {
+                    corrupt(path, format!("record {id} names key {p} of {}", snap.keys.len()))
+                })?;
+                if !ids.contains(&k) {
+                    ids.push(k);
+                }
+            }
+            max_id = max_id.max(Some(id));
+            let s = slots.insert(record);
+            index.insert_ids(s, &ids, slots.order());
+        }
+        if let Some((k, kind, text)) = index.live_keys().find(|&(k, _, _)| index.posting(k).is_empty()) {
+            return Err(corrupt(path, format!("key {} ({k}) holds no record", IndexKey::new(kind, text)?)));
+        }
+        if let Some(id) = snap.graph.nodes().find(|id| slots.slot_of(*id).is_none()) {
+            return Err(corrupt(path, format!("graph node {id} has no record")));
+        }
+        let candidates: VecDeque<RecordId> =
+            snap.candidates.into_iter().filter(|id| slots.slot_of(*id).is_some()).collect();
+        let states = StateStore::from_lru_order(self.config.state_store_max_entries, snap.states)
+            .map_err(|e| corrupt(path, e.to_string()))?;
+        let vectors = match &self.config.embedder {
+            Some(embedder) => {
+                let mut v = VectorIndex::with_capacity(embedder.dim(), slots.len())?;
+                for (_, rec) in slots.iter() {
+                    v.add(rec.id(), &embedder.embed(&crate::capture::episode_text(rec)))?;
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        Ok(Rebuilt {
+            slots,
+            index,
+            graph: snap.graph,
+            candidates,
+            states,
+            counters: snap.counters,
+            queries: snap.queries,
+            vectors,
+            max_id,
+        })
+    }
+
+    fn install(&mut self, r: Rebuilt) {
+        self.slots = r.slots;
+        self.index = r.index;
+        self.graph = r.graph;
+        self.candidates = r.candidates;
+        self.states = r.states;
+        self.counters = r.counters;
+        self.queries.store(r.queries, std::sync::atomic::Ordering::Relaxed);
+        self.vectors = r.vectors;
+        if let Some(id) = r.max_id {
+            self.ids.observe(id);
+        }
+        tracing::debug!(n_records = self.len(), n_edges = self.graph.edge_count(), "loaded");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::NewEpisode;
+    use crate::config::HippocampusConfig;
+    use maxim_core::{ManualClock, Timestamp};
+
+    fn store() -> Hippocampus {
+        let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+        let mut h = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
+        let mut e = NewEpisode::default();
+        e.perception.detected_objects = vec!["mug".into()];
+        h.capture(e.clone()).unwrap();
+        h.capture(e).unwrap();
+        h
+    }
+
+    fn encode_with<'a>(h: &'a Hippocampus, edit: impl FnOnce(&mut SnapshotOut<'a>)) -> Vec<u8> {
+        let mut out = h.snapshot_out();
+        edit(&mut out);
+        codec::encode(SNAPSHOT_KIND, &out).unwrap()
+    }
+
+    #[test]
+    fn inconsistent_payloads_are_refused_and_change_nothing() {
+        let h = store();
+        let mut target = store();
+        let before = target.to_snapshot_bytes().unwrap();
+        let mut graph = h.graph.clone();
+        graph.add_node(RecordId::from_u128(99)).unwrap();
+        let orphan_node = encode_with(&h, |o| o.graph = &graph);
+        let dangling_key = encode_with(&h, |o| o.keys.push((KeyKind::Tool, "unused")));
+        let bad_success = encode_with(&h, |o| o.keys[0] = (KeyKind::Success, "maybe"));
+        let bad_state = encode_with(&h, |o| o.states.push((StateRef::from_u64(1), &Value::Null)));
+        for (name, bytes) in [
+            ("orphan", orphan_node),
+            ("dangling", dangling_key),
+            ("success", bad_success),
+            ("state", bad_state),
+        ] {
+            let err = target.load_from_bytes(name, &bytes).unwrap_err();
+            assert!(matches!(err, Error::Core(maxim_core::Error::Corrupt { .. })), "{name}: {err}");
+            let now = target.to_snapshot_bytes().unwrap();
+            assert_eq!(now.len(), before.len(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_record_naming_a_missing_key_is_refused() {
+        let h = store();
+        let mut bytes_ok = h.to_snapshot_bytes().unwrap();
+        let mut target = store();
+        assert!(target.load_from_bytes("ok", &bytes_ok).is_ok());
+        // Drop the key table: every record then names keys that do not exist.
+        let no_keys = encode_with(&h, |o| o.keys.clear());
+        assert!(target.load_from_bytes("nokeys", &no_keys).is_err());
+        bytes_ok.truncate(bytes_ok.len() - 1);
+        assert!(target.load_from_bytes("short", &bytes_ok).is_err());
+        assert_eq!(target.len(), 2);
+    }
+}

@@ -1,0 +1,345 @@
+//! Consolidation (`spec/maxim-reference.md` §3.8), sleep (§3.9) and compression (§3.10).
+//!
+//! - [`Hippocampus::promote_candidates`] drains the consolidation queue and makes long-term
+//!   every candidate with salience or novelty above 0.9, a successful user interaction, five
+//!   accesses or a use pressure of 3, up to a number of promotions; the unexamined rest is
+//!   queued again. [`Hippocampus::promote`] promotes given ids.
+//! - Recalls with a query build *use pressure* ([`Hippocampus::recall_and_touch`]): each
+//!   distinct query adds `min(salience, 1) + min(1, 1 − 1/access_count)`, the pressure
+//!   leaks 0.02 per second between scorings, and at 3.0 the episode is promoted.
+//! - [`Hippocampus::sleep`] promotes the queue, then scores every record with the retention
+//!   strategy (long-term scores × 2, capped at 1): below 0.3 it is removed, below 0.6 a full
+//!   episode is compressed when the strategy allows, otherwise it is kept. Compressions are
+//!   applied first, then removals (which clean the index, the graph and the queue, and tell
+//!   the deletion callbacks).
+//!
+//! With the default access-based strategy an unaccessed, little-connected episode that is
+//! not long-term goes after about seven days without access; successful user interactions
+//! and episodes accessed ten times never go.
+//!
+//! ```
+//! use std::time::Duration;
+//! use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
+//! use maxim_core::{ManualClock, Timestamp, days};
+//! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let report = hippo.sleep();
+//! assert_eq!((report.compressed, report.removed, report.preserved, report.promoted), (0, 0, 0, 0));
+//! let id = hippo.capture(NewEpisode::default())?;
+//! assert_eq!(hippo.sleep().preserved, 1);
+//! clock.advance(days(2)); // recency 5/7: 0.357 + 0.04 = 0.397, compressible
+//! assert_eq!(hippo.sleep().compressed, 1);
+//! assert!(hippo.peek(id).unwrap().is_compressed());
+//! clock.advance(days(6)); // a week without access: 0.04, removed
+//! assert_eq!(hippo.sleep().removed, 1);
+//! assert!(hippo.is_empty());
+//! # Ok::<(), hippocampus::Error>(())
+//! ```
+
+use maxim_core::graph::EdgeKind;
+use maxim_core::{ConsolidationReport, RecordId, Timestamp};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::episode::{CompressedMemory, Episode, EpisodicMemory};
+use crate::error::Result;
+use crate::hash::query_signature;
+use crate::index::Slot;
+use crate::store::Hippocampus;
+use crate::strategy::RetentionStrategy;
+
+/// Salience or novelty above which a queued candidate is promoted.
+pub const PROMOTION_LEVEL: f64 = 0.9;
+/// Accesses at which a queued candidate is promoted.
+pub const PROMOTION_ACCESSES: u32 = 5;
+/// Use pressure at which an episode is promoted.
+pub const PROMOTION_PRESSURE: f64 = 3.0;
+/// Use pressure lost per second between two scorings.
+pub const PRESSURE_LEAK_PER_SEC: f64 = 0.02;
+/// Query signatures an episode remembers for use pressure.
+pub const MAX_ACCESS_CONTEXTS: usize = 10;
+/// Records at which sleep scores in parallel.
+const PARALLEL_SLEEP_MIN: usize = 16_384;
+
+/// What a promotion pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromotionReport {
+    /// Records made long-term.
+    pub promoted: usize,
+    /// Records that already were.
+    pub already_long_term: usize,
+    /// Candidates examined and left as they were (or gone).
+    pub skipped: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Keep,
+    Compress,
+    Remove,
+}
+
+impl EpisodicMemory {
+    /// The compressed form, moving the kept fields out of `self`.
+    pub fn into_compressed(self, edge_count: u32) -> CompressedMemory {
+        let had_user_input = self.perception.had_user_input();
+        let object_count = u32::try_from(self.perception.detected_objects.len()).unwrap_or(u32::MAX);
+        let mut intent = self.decision.intent;
+        let goal = match intent.remove("goal") {
+            Some(maxim_core::value::Value::Text(g)) => Some(g),
+            _ => self.context.active_goal,
+        };
+        CompressedMemory {
+            meta: self.meta,
+            run_id: self.run_id,
+            goal,
+            tool_name: self.action.tool_name,
+            success: self.outcome.success,
+            had_user_input,
+            object_count,
+            novelty: self.perception.novelty,
+            salience: self.perception.salience,
+            edge_count,
+            usage: self.usage,
+        }
+    }
+}
+
+/// Whether a queued candidate deserves long-term memory.
+fn qualifies(rec: &Episode) -> bool {
+    rec.salience() > PROMOTION_LEVEL
+        || rec.novelty() > PROMOTION_LEVEL
+        || (rec.had_user_input() && rec.success() == Some(true))
+        || rec.meta().access_count >= PROMOTION_ACCESSES
+        || rec.promotion_pressure() >= PROMOTION_PRESSURE
+}
+
+impl Hippocampus {
+    /// Makes the record in slot `s` long-term; false when it already was.
+    fn promote_slot(&mut self, s: Slot, now: Timestamp) -> bool {
+        let Some(rec) = self.slots.get_mut(s) else { return false };
+        if !rec.meta_mut().promote(now) {
+            return false;
+        }
+        *rec.usage_mut() = None;
+        self.counters.long_term_count += 1;
+        true
+    }
+
+    /// Drains the consolidation queue, oldest first, promoting each candidate that
+    /// qualifies until `max_promotions` are promoted; the candidates not yet examined are
+    /// queued again.
+    pub fn promote_candidates(&mut self, max_promotions: usize) -> PromotionReport {
+        let _s = tracing::debug_span!("hippocampus_promote", n_candidates = self.candidates.len()).entered();
+        let now = self.clock.now();
+        let mut report = PromotionReport::default();
+        let mut queue = std::mem::take(&mut self.candidates);
+        while let Some(id) = queue.pop_front() {
+            if report.promoted >= max_promotions {
+                queue.push_front(id);
+                break;
+            }
+            let Some(s) = self.slots.slot_of(id) else {
+                report.skipped += 1;
+                continue;
+            };
+            let Some(rec) = self.slots.get(s) else { continue };
+            if rec.meta().long_term {
+                report.already_long_term += 1;
+            } else if qualifies(rec) {
+                self.promote_slot(s, now);
+                report.promoted += 1;
+            } else {
+                report.skipped += 1;
+            }
+        }
+        self.candidates = queue;
+        report
+    }
+
+    /// Promotes the records `ids` (at most `max_promotions` of them), whatever their
+    /// scores. Errors: an unknown id ([`maxim_core::Error::NotFound`]); nothing changes.
+    pub fn promote(&mut self, ids: &[RecordId], max_promotions: usize) -> Result<PromotionReport> {
+        let slots: Vec<Slot> = ids
+            .iter()
+            .map(|&id| self.slots.slot_of(id).ok_or(maxim_core::Error::NotFound { id }))
+            .collect::<Result<_, _>>()?;
+        let now = self.clock.now();
+        let mut report = PromotionReport::default();
+        for s in slots {
+            if report.promoted >= max_promotions {
+                break;
+            }
+            if self.promote_slot(s, now) {
+                report.promoted += 1;
+            } else {
+                report.already_long_term += 1;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Scores use-based promotion pressure for the records in `slots` that are not
+    /// long-term, for one recall with `query` at `now`.
+    pub(crate) fn score_use(&mut self, slots: &[Slot], query: &str, now: Timestamp) {
+        let signature = query_signature(query);
+        for &s in slots {
+            let Some(rec) = self.slots.get_mut(s) else { continue };
+            if rec.meta().long_term {
+                continue;
+            }
+            let gain =
+                rec.salience().min(1.0) + (1.0 - 1.0 / f64::from(rec.meta().access_count.max(1))).min(1.0);
+            let usage = rec.usage_mut().get_or_insert_with(Default::default);
+            let elapsed = usage.last_scored_at.map_or(f64::INFINITY, |t| now.secs_since(t).max(0.0));
+            usage.pressure = (usage.pressure - PRESSURE_LEAK_PER_SEC * elapsed).max(0.0);
+            usage.last_scored_at = Some(now);
+            if usage.access_contexts.contains(&signature) {
+                continue;
+            }
+            usage.access_contexts.push(signature);
+            if usage.access_contexts.len() > MAX_ACCESS_CONTEXTS {
+                usage.access_contexts.remove(0);
+            }
+            usage.pressure += gain;
+            if usage.pressure >= PROMOTION_PRESSURE {
+                self.promote_slot(s, now);
+            }
+        }
+    }
+
+    /// Replaces the full episode `id` by its compressed form (its index keys and graph node
+    /// stay) and tells the compression callbacks. Returns false when it already was
+    /// compressed; [`maxim_core::Error::NotFound`] for an unknown id.
+    pub fn compress(&mut self, id: RecordId) -> Result<bool> {
+        let s = self.slots.slot_of(id).ok_or(maxim_core::Error::NotFound { id })?;
+        let done = self.compress_slot(s);
+        if done {
+            self.counters.compressions += 1;
+        }
+        Ok(done)
+    }
+
+    fn compress_slot(&mut self, s: Slot) -> bool {
+        let id = self.slots.ids[s as usize];
+        let edge_count =
+            u32::try_from(self.graph.out_degree(id, Some(EdgeKind::Associates))).unwrap_or(u32::MAX);
+        let Some(slot) = self.slots.records.get_mut(s as usize) else { return false };
+        let Some(Episode::Full(_)) = slot else { return false };
+        let Some(Episode::Full(m)) = slot.take() else { return false };
+        *slot = Some(Episode::Compressed(Box::new(m.into_compressed(edge_count))));
+        if let (Some(embedder), Some(vectors), Some(rec)) =
+            (&self.config.embedder, &mut self.vectors, self.slots.records[s as usize].as_ref())
+        {
+            let _ = vectors.add(id, &embedder.embed(&crate::capture::episode_text(rec)));
+        }
+        self.fire_compress(id);
+        true
+    }
+
+    /// One sleep cycle with the configured strategy (temporal-aware when a temporal context
+    /// is connected); see the [module docs](self). Saves afterwards when
+    /// `auto_save_after_sleep` is on and a persistence path is set (a failed save is logged
+    /// and counted, not returned: the sleep itself happened).
+    pub fn sleep(&mut self) -> ConsolidationReport {
+        let strategy = self.retention_strategy();
+        self.sleep_with(&*strategy)
+    }
+
+    /// One sleep cycle with `strategy`.
+    pub fn sleep_with(&mut self, strategy: &dyn RetentionStrategy) -> ConsolidationReport {
+        let _s =
+            tracing::debug_span!("hippocampus_sleep", n_records = self.len(), strategy = strategy.name())
+                .entered();
+        if !self.config.enable_sleep_consolidation {
+            return ConsolidationReport { preserved: self.len(), ..ConsolidationReport::default() };
+        }
+        let promoted = if self.config.consolidate_during_sleep {
+            self.promote_candidates(self.config.max_promotions).promoted
+        } else {
+            0
+        };
+        let now = self.clock.now();
+        let verdicts = self.verdicts(strategy, now);
+        let mut report = ConsolidationReport { promoted, ..ConsolidationReport::default() };
+        let mut doomed: Vec<Slot> = Vec::new();
+        for &(s, v) in &verdicts {
+            match v {
+                Verdict::Keep => report.preserved += 1,
+                Verdict::Compress => {
+                    if self.compress_slot(s) {
+                        report.compressed += 1;
+                    }
+                }
+                Verdict::Remove => doomed.push(s),
+            }
+        }
+        report.removed = doomed.len();
+        self.remove_slots(&doomed);
+        self.counters.consolidations += 1;
+        self.counters.compressions += report.compressed as u64;
+        tracing::debug!(
+            promoted = report.promoted,
+            compressed = report.compressed,
+            removed = report.removed,
+            preserved = report.preserved,
+            "slept"
+        );
+        if self.config.auto_save_after_sleep {
+            if let Some(path) = self.config.persistence_path.clone() {
+                if let Err(e) = self.save(&path) {
+                    self.counters.autosave_failures += 1;
+                    tracing::warn!(path = %path.display(), error = %e, "auto-save after sleep failed");
+                }
+            }
+        }
+        report
+    }
+
+    /// The verdict on every record, in slot order.
+    fn verdicts(&self, strategy: &dyn RetentionStrategy, now: Timestamp) -> Vec<(Slot, Verdict)> {
+        let retention = self.config.retention_threshold;
+        let compression = self.config.compression_threshold;
+        let boost = self.config.long_term_retention_boost;
+        let judge = |(s, rec): (usize, &Option<Episode>)| -> Option<(Slot, Verdict)> {
+            let rec = rec.as_ref()?;
+            let mut score = strategy.score(rec, self.degree_of(rec), now);
+            if rec.meta().long_term {
+                score = (score * boost).min(1.0);
+            }
+            let verdict = if score < retention {
+                Verdict::Remove
+            } else if score < compression && !rec.is_compressed() && strategy.should_compress(rec, now) {
+                Verdict::Compress
+            } else {
+                Verdict::Keep
+            };
+            Some((s as Slot, verdict))
+        };
+        if self.len() >= PARALLEL_SLEEP_MIN && rayon::current_num_threads() > 1 {
+            self.slots.records.par_iter().enumerate().filter_map(judge).collect()
+        } else {
+            self.slots.records.iter().enumerate().filter_map(judge).collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::episode::EpisodicMemory;
+
+    #[test]
+    fn into_compressed_agrees_with_from_episodic() {
+        let mut m = EpisodicMemory::new(RecordId::from_u128(3), Timestamp::from_secs(9));
+        m.context.active_goal = Some("open door".into());
+        m.perception.detected_objects = vec!["door".into()];
+        m.perception.transcript = Some("open it".into());
+        m.action.tool_name = "push".into();
+        let a = CompressedMemory::from_episodic(&m, 7);
+        assert_eq!(m.clone().into_compressed(7), a);
+        m.decision.intent.insert("goal", "kick door".into());
+        assert_eq!(m.clone().into_compressed(1).goal.as_deref(), Some("kick door"));
+        assert_eq!(CompressedMemory::from_episodic(&m, 1).goal.as_deref(), Some("kick door"));
+    }
+}

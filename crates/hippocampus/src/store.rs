@@ -1,0 +1,638 @@
+//! [`Hippocampus`]: the episodic store itself, its slots, access bookkeeping, removal,
+//! statistics and the consistency check.
+//!
+//! Records live in dense slots (a `Vec`) behind their [`RecordId`]s; the context index, the
+//! pair index and the order of all records speak in slots. Capture is in
+//! [`capture`](crate::capture), retrieval in [`retrieval`](crate::retrieval), sleep in
+//! [`sleep`](crate::sleep), saving and loading in [`persist`](crate::persist).
+//!
+//! ```
+//! use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
+//! use maxim_core::{ManualClock, Timestamp};
+//! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let id = hippo.capture(NewEpisode::default())?;
+//! assert_eq!(hippo.peek(id).map(|e| e.meta().access_count), Some(1));
+//! assert_eq!(hippo.get(id)?.meta().access_count, 2); // get records an access
+//! assert_eq!(hippo.len(), 1);
+//! hippo.remove(id)?;
+//! assert!(hippo.is_empty());
+//! assert!(hippo.check_consistency().is_consistent());
+//! # Ok::<(), hippocampus::Error>(())
+//! ```
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use maxim_core::embed::VectorIndex;
+use maxim_core::graph::Graph;
+use maxim_core::layer::Callbacks;
+use maxim_core::{BoxError, IdGenerator, LayerStats, RecordId, SharedClock, Timestamp};
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{HippocampusConfig, StrategyKind};
+use crate::episode::{Episode, EpisodicMemory};
+use crate::error::{Error, Result};
+use crate::index::{ContextIndex, IndexedKeys, KeyKind, Slot, SlotOrder, success_text};
+use crate::state_store::StateStore;
+use crate::strategy::{
+    AccessBased, Composite, ImportanceBased, RetentionStrategy, TemporalAware, TemporalContext,
+};
+
+/// The layer's name.
+pub const LAYER_NAME: &str = "hippocampus";
+
+/// A callback told about every record compressed by sleep, after the compression.
+pub type CompressCallback = Box<dyn Fn(RecordId) -> std::result::Result<(), BoxError> + Send + Sync>;
+
+/// The counters the layer keeps (and saves).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Episodes captured.
+    pub memories_captured: u64,
+    /// Captured episodes that succeeded.
+    pub successful: u64,
+    /// Captured episodes that failed.
+    pub failed: u64,
+    /// Promotions to long-term (at capture, by consolidation or by use).
+    pub long_term_count: u64,
+    /// Associations formed at capture (each a pair of directed edges).
+    pub edges_formed: u64,
+    /// Sleep cycles run.
+    pub consolidations: u64,
+    /// Episodes compressed by sleep.
+    pub compressions: u64,
+    /// Records removed (by `remove`, eviction or sleep).
+    pub removals: u64,
+    /// Records evicted at capacity.
+    pub evictions: u64,
+    /// Captures at capacity that found nothing to evict (every record long-term).
+    pub over_capacity_inserts: u64,
+    /// Auto-saves after sleep that failed (logged).
+    pub autosave_failures: u64,
+}
+
+/// Records and their slot tables.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Slots {
+    pub(crate) records: Vec<Option<Episode>>,
+    pub(crate) ts: Vec<i64>,
+    pub(crate) ids: Vec<RecordId>,
+    pub(crate) by_id: FxHashMap<RecordId, Slot>,
+    pub(crate) free: Vec<Slot>,
+}
+
+impl Slots {
+    pub(crate) fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    pub(crate) fn order(&self) -> SlotOrder<'_> {
+        SlotOrder { ts: &self.ts, ids: &self.ids }
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, s: Slot) -> Option<&Episode> {
+        self.records.get(s as usize).and_then(Option::as_ref)
+    }
+
+    #[inline]
+    pub(crate) fn get_mut(&mut self, s: Slot) -> Option<&mut Episode> {
+        self.records.get_mut(s as usize).and_then(Option::as_mut)
+    }
+
+    #[inline]
+    pub(crate) fn slot_of(&self, id: RecordId) -> Option<Slot> {
+        self.by_id.get(&id).copied()
+    }
+
+    pub(crate) fn insert(&mut self, record: Episode) -> Slot {
+        let id = record.id();
+        let ts = record.meta().timestamp.as_micros();
+        let s = if let Some(s) = self.free.pop() {
+            let i = s as usize;
+            self.records[i] = Some(record);
+            self.ts[i] = ts;
+            self.ids[i] = id;
+            s
+        } else {
+            self.records.push(Some(record));
+            self.ts.push(ts);
+            self.ids.push(id);
+            (self.records.len() - 1) as Slot
+        };
+        self.by_id.insert(id, s);
+        s
+    }
+
+    /// Empties slot `s`; its timestamp and id stay until the slot is reused, so the index can
+    /// still find it.
+    pub(crate) fn take(&mut self, s: Slot) -> Option<Episode> {
+        let rec = self.records.get_mut(s as usize)?.take()?;
+        self.by_id.remove(&rec.id());
+        self.free.push(s);
+        Some(rec)
+    }
+
+    /// Which slots hold a record.
+    pub(crate) fn live_mask(&self) -> Vec<bool> {
+        self.records.iter().map(Option::is_some).collect()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Slot, &Episode)> + '_ {
+        self.records.iter().enumerate().filter_map(|(s, r)| r.as_ref().map(|r| (s as Slot, r)))
+    }
+}
+
+/// What [`Hippocampus::check_consistency`] and [`Hippocampus::repair_consistency`] found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsistencyReport {
+    /// Index entries that point at no record, or at a record that does not list the key.
+    pub orphan_index_entries: usize,
+    /// Keys a record should be indexed under but is not (or reverse entries that are
+    /// missing).
+    pub missing_index_entries: usize,
+    /// Postings out of (timestamp, id) order.
+    pub unsorted_postings: usize,
+    /// Graph nodes without a record.
+    pub orphan_graph_nodes: usize,
+    /// Consolidation candidates without a record.
+    pub stale_candidates: usize,
+}
+
+impl ConsistencyReport {
+    /// True when nothing was found.
+    pub fn is_consistent(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The episodic layer: see the [crate docs](crate).
+pub struct Hippocampus {
+    pub(crate) config: HippocampusConfig,
+    pub(crate) clock: SharedClock,
+    pub(crate) ids: IdGenerator,
+    pub(crate) slots: Slots,
+    pub(crate) index: ContextIndex,
+    pub(crate) graph: Graph,
+    pub(crate) candidates: VecDeque<RecordId>,
+    pub(crate) states: StateStore,
+    pub(crate) counters: Counters,
+    pub(crate) queries: AtomicU64,
+    pub(crate) callbacks: Callbacks<Episode>,
+    pub(crate) compress_callbacks: Vec<CompressCallback>,
+    pub(crate) compress_failures: AtomicU64,
+    pub(crate) strategy: Arc<dyn RetentionStrategy>,
+    pub(crate) temporal: Option<Arc<dyn TemporalContext>>,
+    pub(crate) vectors: Option<VectorIndex>,
+}
+
+impl fmt::Debug for Hippocampus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hippocampus")
+            .field("records", &self.len())
+            .field("index_keys", &self.index.key_count())
+            .field("graph_nodes", &self.graph.node_count())
+            .field("graph_edges", &self.graph.edge_count())
+            .field("candidates", &self.candidates.len())
+            .field("counters", &self.counters)
+            .field("callbacks", &self.callbacks)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The strategy a configuration names.
+pub(crate) fn strategy_for(config: &HippocampusConfig) -> Arc<dyn RetentionStrategy> {
+    let access = AccessBased {
+        max_age: config.max_age_without_access,
+        compression_age: config.compression_age,
+        ..AccessBased::default()
+    };
+    match config.memory_strategy {
+        StrategyKind::AccessBased => Arc::new(access),
+        StrategyKind::ImportanceBased => Arc::new(ImportanceBased::default()),
+        StrategyKind::Composite => Arc::new(
+            Composite::new(vec![(Box::new(access), 0.6), (Box::new(ImportanceBased::default()), 0.4)])
+                .expect("the reference weights are valid"),
+        ),
+    }
+}
+
+impl Hippocampus {
+    /// An empty layer with `config` (validated) on `clock`, drawing ids from entropy.
+    pub fn new(config: HippocampusConfig, clock: SharedClock) -> Result<Self> {
+        Self::with_id_generator(config, clock, IdGenerator::from_entropy())
+    }
+
+    /// An empty layer drawing its ids from `ids` (seed it for reproducible runs).
+    pub fn with_id_generator(
+        config: HippocampusConfig,
+        clock: SharedClock,
+        ids: IdGenerator,
+    ) -> Result<Self> {
+        config.validate()?;
+        let states = StateStore::new(config.state_store_max_entries)?;
+        let vectors = match &config.embedder {
+            Some(e) => Some(VectorIndex::new(e.dim())?),
+            None => None,
+        };
+        Ok(Self {
+            strategy: strategy_for(&config),
+            config,
+            clock,
+            ids,
+            slots: Slots::default(),
+            index: ContextIndex::default(),
+            graph: Graph::new(),
+            candidates: VecDeque::new(),
+            states,
+            counters: Counters::default(),
+            queries: AtomicU64::new(0),
+            callbacks: Callbacks::new(LAYER_NAME),
+            compress_callbacks: Vec::new(),
+            compress_failures: AtomicU64::new(0),
+            temporal: None,
+            vectors,
+        })
+    }
+
+    /// A copy of the layer's contents and settings, without its callbacks and without a
+    /// temporal context (those are connections, not contents). Benchmarks and "what if"
+    /// sleeps use it.
+    pub fn clone_without_callbacks(&self) -> Self {
+        Self {
+            config: self.config.clone(),
+            clock: Arc::clone(&self.clock),
+            ids: self.ids.clone(),
+            slots: self.slots.clone(),
+            index: self.index.clone(),
+            graph: self.graph.clone(),
+            candidates: self.candidates.clone(),
+            states: self.states.clone(),
+            counters: self.counters.clone(),
+            queries: AtomicU64::new(self.queries.load(Ordering::Relaxed)),
+            callbacks: Callbacks::new(LAYER_NAME),
+            compress_callbacks: Vec::new(),
+            compress_failures: AtomicU64::new(0),
+            strategy: Arc::clone(&self.strategy),
+            temporal: None,
+            vectors: self.vectors.clone(),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &HippocampusConfig {
+        &self.config
+    }
+
+    /// The clock's current time.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// Number of records, full and compressed.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// True when no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `id` is held.
+    pub fn contains(&self, id: RecordId) -> bool {
+        self.slots.slot_of(id).is_some()
+    }
+
+    /// The record `id`, without recording an access.
+    pub fn peek(&self, id: RecordId) -> Option<&Episode> {
+        self.slots.slot_of(id).and_then(|s| self.slots.get(s))
+    }
+
+    /// The record `id`, recording an access (`accessed_at = now`, `access_count + 1`).
+    /// [`maxim_core::Error::NotFound`] when there is none.
+    pub fn get(&mut self, id: RecordId) -> Result<&Episode> {
+        let s = self.slots.slot_of(id).ok_or(maxim_core::Error::NotFound { id })?;
+        let now = self.clock.now();
+        let rec = self.slots.get_mut(s).ok_or(maxim_core::Error::NotFound { id })?;
+        rec.meta_mut().touch(now);
+        Ok(rec)
+    }
+
+    /// Records an access to each of `ids` that is held; returns how many.
+    pub fn touch(&mut self, ids: &[RecordId]) -> usize {
+        let now = self.clock.now();
+        let mut n = 0;
+        for &id in ids {
+            if let Some(rec) = self.slots.slot_of(id).and_then(|s| self.slots.get_mut(s)) {
+                rec.meta_mut().touch(now);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Every record, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = &Episode> + '_ {
+        self.slots.iter().map(|(_, r)| r)
+    }
+
+    /// Removes `id` from the records, the context index, the consolidation queue, the vector
+    /// index and the graph (with every incident edge), then runs the deletion callbacks.
+    /// [`maxim_core::Error::NotFound`] when there is no such record (nothing changes).
+    pub fn remove(&mut self, id: RecordId) -> Result<Episode> {
+        let _s = tracing::debug_span!("hippocampus_remove", %id).entered();
+        let s = self.slots.slot_of(id).ok_or(maxim_core::Error::NotFound { id })?;
+        Ok(self.remove_slot(s))
+    }
+
+    /// Removes the record in slot `s` (which must be live) everywhere and fires the deletion
+    /// callbacks.
+    pub(crate) fn remove_slot(&mut self, s: Slot) -> Episode {
+        let id = self.slots.ids[s as usize];
+        self.index.remove(s, self.slots.order());
+        self.graph.remove_node(id);
+        if let Some(v) = &mut self.vectors {
+            let _ = v.remove(id);
+        }
+        if let Some(pos) = self.candidates.iter().position(|&c| c == id) {
+            self.candidates.remove(pos);
+        }
+        let rec = self.slots.take(s).expect("remove_slot is only called on live slots");
+        self.counters.removals += 1;
+        self.callbacks.fire_delete(id);
+        rec
+    }
+
+    /// Removes the live slots `doomed` in one pass over the index and the queue, then fires
+    /// the deletion callbacks in order.
+    pub(crate) fn remove_slots(&mut self, doomed: &[Slot]) {
+        if doomed.is_empty() {
+            return;
+        }
+        let mut dead = vec![false; self.slots.records.len()];
+        for &s in doomed {
+            dead[s as usize] = true;
+        }
+        self.index.remove_many(doomed, &dead);
+        let mut ids = Vec::with_capacity(doomed.len());
+        for &s in doomed {
+            let id = self.slots.ids[s as usize];
+            self.graph.remove_node(id);
+            if let Some(v) = &mut self.vectors {
+                let _ = v.remove(id);
+            }
+            if self.slots.take(s).is_some() {
+                ids.push(id);
+            }
+        }
+        let slots = &self.slots;
+        self.candidates.retain(|id| slots.slot_of(*id).is_some());
+        self.counters.removals += ids.len() as u64;
+        for id in ids {
+            self.callbacks.fire_delete(id);
+        }
+    }
+
+    /// Registers a callback told about every captured record, after the write.
+    pub fn on_capture(&mut self, callback: maxim_core::layer::CaptureCallback<Episode>) {
+        self.callbacks.add_capture(callback);
+    }
+
+    /// Registers a callback told about every removed record, after the removal.
+    pub fn on_delete(&mut self, callback: maxim_core::layer::DeleteCallback) {
+        self.callbacks.add_delete(callback);
+    }
+
+    /// Registers a callback told about every record sleep compresses, after the compression
+    /// (the hub's concept extractor drops the episode from its concepts' references).
+    pub fn on_compress(&mut self, callback: CompressCallback) {
+        self.compress_callbacks.push(callback);
+    }
+
+    /// Connects the SCN's view of time: sleep then wraps the configured strategy in
+    /// [`TemporalAware`]. `None` disconnects it.
+    pub fn set_temporal_context(&mut self, context: Option<Arc<dyn TemporalContext>>) {
+        self.temporal = context;
+    }
+
+    /// The strategy sleep uses: the configured one, temporal-aware when a temporal context
+    /// is connected.
+    pub fn retention_strategy(&self) -> Arc<dyn RetentionStrategy> {
+        match &self.temporal {
+            Some(ctx) => Arc::new(TemporalAware::new(Arc::clone(&self.strategy), Arc::clone(ctx))),
+            None => Arc::clone(&self.strategy),
+        }
+    }
+
+    /// The state snapshots.
+    pub fn state_store(&self) -> &StateStore {
+        &self.states
+    }
+
+    /// The state snapshot `r`, refreshing its recency. [`Error::StateNotFound`] when it is
+    /// not held.
+    pub fn get_state(&mut self, r: crate::hash::StateRef) -> Result<&maxim_core::value::Value> {
+        self.states.get(r).ok_or(Error::StateNotFound { state_ref: r })
+    }
+
+    /// The ids waiting for consolidation, oldest first.
+    pub fn consolidation_candidates(&self) -> impl ExactSizeIterator<Item = RecordId> + '_ {
+        self.candidates.iter().copied()
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// Number of `recall` calls (both kinds) so far.
+    pub fn queries(&self) -> u64 {
+        self.queries.load(Ordering::Relaxed)
+    }
+
+    /// Callback failures (errors and panics) so far.
+    pub fn callback_failures(&self) -> u64 {
+        self.callbacks.failures() + self.compress_failures.load(Ordering::Relaxed)
+    }
+
+    /// The graph of associations.
+    pub fn associative_graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// Counts that describe the layer (the original's `stats()`), by name.
+    pub fn layer_stats(&self) -> LayerStats {
+        let (mut compressed, mut long_term) = (0, 0);
+        for (_, r) in self.slots.iter() {
+            compressed += usize::from(r.is_compressed());
+            long_term += usize::from(r.meta().long_term);
+        }
+        let c = &self.counters;
+        let mut counters = BTreeMap::new();
+        let mut put = |k: &str, v: u64| {
+            counters.insert(k.to_owned(), v);
+        };
+        put("memories_captured", c.memories_captured);
+        put("queries", self.queries());
+        put("successful", c.successful);
+        put("failed", c.failed);
+        put("long_term_count", c.long_term_count);
+        put("edges_formed", c.edges_formed);
+        put("consolidations", c.consolidations);
+        put("compressions", c.compressions);
+        put("removals", c.removals);
+        put("evictions", c.evictions);
+        put("over_capacity_inserts", c.over_capacity_inserts);
+        put("autosave_failures", c.autosave_failures);
+        put("callback_failures", self.callback_failures());
+        put("total_memories", self.len() as u64);
+        put("compressed_memories", compressed as u64);
+        put("full_memories", (self.len() - compressed) as u64);
+        put("long_term_memories", long_term as u64);
+        put("index_keys", self.index.key_count() as u64);
+        put("consolidation_candidates", self.candidates.len() as u64);
+        put("state_store_entries", self.states.len() as u64);
+        put("state_store_max_entries", self.states.max_entries() as u64);
+        put("graph_nodes", self.graph.node_count() as u64);
+        put("graph_edges", self.graph.edge_count() as u64);
+        put("graph_enabled", u64::from(self.config.enable_associative_graph));
+        LayerStats {
+            layer: LAYER_NAME.to_owned(),
+            records: self.len(),
+            compressed,
+            long_term,
+            graph_nodes: self.graph.node_count(),
+            graph_edges: self.graph.edge_count(),
+            counters,
+        }
+    }
+
+    /// Checks that the context index, its reverse index, the pair index, the graph and the
+    /// consolidation queue agree with the records. Changes nothing.
+    pub fn check_consistency(&self) -> ConsistencyReport {
+        let live = self.slots.live_mask();
+        let audit = self.index.audit(&live, self.slots.order());
+        let mut report = ConsistencyReport {
+            orphan_index_entries: audit.orphan_entries,
+            missing_index_entries: audit.missing_entries,
+            unsorted_postings: audit.unsorted_postings,
+            orphan_graph_nodes: self.graph.nodes().filter(|id| !self.contains(*id)).count(),
+            stale_candidates: self.candidates.iter().filter(|id| !self.contains(**id)).count(),
+        };
+        // Full records must be indexed under exactly the keys they derive.
+        for (s, r) in self.slots.iter() {
+            if let Some(m) = r.as_full() {
+                let mut expected = derive_keys(m, self.config.indexed_keys);
+                expected.sort_unstable();
+                expected.dedup();
+                let mut held: Vec<(KeyKind, &str)> = self
+                    .index
+                    .keys_of(s)
+                    .iter()
+                    .map(|&k| (self.index.kind_of(k), self.index.text_of(k)))
+                    .collect();
+                held.sort_unstable();
+                if held != expected {
+                    report.missing_index_entries += 1;
+                }
+            }
+        }
+        report
+    }
+
+    /// Rebuilds the context index from the records (full records from their fields,
+    /// compressed ones from the keys they held), drops graph nodes without a record and
+    /// stale queue entries. Returns what [`check_consistency`](Self::check_consistency)
+    /// found before the repair.
+    pub fn repair_consistency(&mut self) -> ConsistencyReport {
+        let _s = tracing::debug_span!("hippocampus_repair", n_records = self.len()).entered();
+        let report = self.check_consistency();
+        if report.is_consistent() {
+            return report;
+        }
+        let mut live: Vec<Slot> = self.slots.iter().map(|(s, _)| s).collect();
+        let order = self.slots.order();
+        live.sort_unstable_by_key(|&s| order.key(s));
+        let keys: Vec<(Slot, Vec<(KeyKind, String)>)> = live
+            .iter()
+            .map(|&s| {
+                let keys = match self.slots.get(s) {
+                    Some(Episode::Full(m)) => derive_keys(m, self.config.indexed_keys)
+                        .into_iter()
+                        .map(|(k, t)| (k, t.to_owned()))
+                        .collect(),
+                    _ => self
+                        .index
+                        .keys_of(s)
+                        .iter()
+                        .filter(|&&k| {
+                            self.index.lookup(self.index.kind_of(k), self.index.text_of(k)) == Some(k)
+                        })
+                        .map(|&k| (self.index.kind_of(k), self.index.text_of(k).to_owned()))
+                        .collect(),
+                };
+                (s, keys)
+            })
+            .collect();
+        self.index.clear();
+        for (s, ks) in &keys {
+            let borrowed: Vec<(KeyKind, &str)> = ks.iter().map(|(k, t)| (*k, t.as_str())).collect();
+            self.index.insert(*s, &borrowed, self.slots.order());
+        }
+        let orphans: Vec<RecordId> =
+            self.graph.nodes().filter(|id| self.slots.slot_of(*id).is_none()).collect();
+        for id in orphans {
+            self.graph.remove_node(id);
+        }
+        let slots = &self.slots;
+        self.candidates.retain(|id| slots.slot_of(*id).is_some());
+        report
+    }
+
+    /// Calls every compression callback for `id`, containing failures.
+    pub(crate) fn fire_compress(&self, id: RecordId) {
+        for (idx, cb) in self.compress_callbacks.iter().enumerate() {
+            let failure = match catch_unwind(AssertUnwindSafe(|| cb(id))) {
+                Ok(Ok(())) => continue,
+                Ok(Err(e)) => e.to_string(),
+                Err(_) => "panic".to_owned(),
+            };
+            self.compress_failures.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(layer = LAYER_NAME, callback = "compress", index = idx, %id, error = %failure, "memory callback failed");
+        }
+    }
+}
+
+/// The index keys of a full episode (§3.4), for the kinds `indexed` holds: `goal:` from the
+/// active goal, `tool:` and `mode:` when not empty, `success:` always, one `object:` and
+/// `person:` per distinct name.
+pub(crate) fn derive_keys(m: &EpisodicMemory, indexed: IndexedKeys) -> Vec<(KeyKind, &str)> {
+    let mut keys: Vec<(KeyKind, &str)> = Vec::with_capacity(4 + m.perception.detected_objects.len());
+    if indexed.goal {
+        if let Some(g) = m.context.active_goal.as_deref().filter(|g| !g.is_empty()) {
+            keys.push((KeyKind::Goal, g));
+        }
+    }
+    if indexed.tool && !m.action.tool_name.is_empty() {
+        keys.push((KeyKind::Tool, &m.action.tool_name));
+    }
+    if indexed.success {
+        keys.push((KeyKind::Success, success_text(m.outcome.success)));
+    }
+    if indexed.mode && !m.context.active_mode.is_empty() {
+        keys.push((KeyKind::Mode, &m.context.active_mode));
+    }
+    if indexed.object {
+        keys.extend(m.perception.detected_objects.iter().map(|o| (KeyKind::Object, o.as_str())));
+    }
+    if indexed.person {
+        keys.extend(m.perception.detected_people.iter().map(|p| (KeyKind::Person, p.as_str())));
+    }
+    keys
+}

@@ -1,0 +1,140 @@
+//! Bad input: typed errors, no panics, nothing changed.
+
+use hippocampus::{EpisodicMemory, Error, HippocampusConfig, LoopStep, NewEpisode, StateRef};
+use maxim_core::value::{Map, Value};
+use maxim_core::{MemoryLayer, RecordId};
+
+use crate::common::{T0, episode, layer};
+
+type Edit = Box<dyn Fn(&mut NewEpisode)>;
+
+fn out_of_range(err: &Error) -> bool {
+    matches!(err, Error::Core(maxim_core::Error::OutOfRange { .. }))
+}
+
+#[test]
+fn out_of_range_numbers_are_refused_and_change_nothing() {
+    let (_clock, mut h) = layer();
+    let kept = h.capture(episode(&["mug"], "find mug", "look", Some(true))).unwrap();
+    let before = h.to_snapshot_bytes().unwrap();
+    let edits: Vec<Edit> = vec![
+        Box::new(|e| e.perception.salience = f64::NAN),
+        Box::new(|e| e.perception.salience = 1.01),
+        Box::new(|e| e.perception.novelty = -0.5),
+        Box::new(|e| e.perception.novelty = f64::INFINITY),
+        Box::new(|e| e.decision.confidence = 2.0),
+        Box::new(|e| e.context.fear_level = f64::NAN),
+        Box::new(|e| e.trust = Some(1.5)),
+        Box::new(|e| e.trust = Some(f64::NAN)),
+    ];
+    for (i, edit) in edits.iter().enumerate() {
+        let mut e = episode(&["mug"], "find mug", "look", Some(true));
+        e.state_snapshot = Some(Value::from("a state"));
+        edit(&mut e);
+        let err = h.capture(e).unwrap_err();
+        assert!(out_of_range(&err), "case {i}: {err}");
+    }
+    assert_eq!(h.len(), 1);
+    assert_eq!(h.state_store().len(), 0, "a refused capture stores no state");
+    assert_eq!(h.to_snapshot_bytes().unwrap(), before);
+    assert!(h.contains(kept));
+    assert_eq!(h.counters().memories_captured, 1);
+}
+
+#[test]
+fn bad_records_and_duplicates_are_refused() {
+    let (_clock, mut h) = layer();
+    let mut m = EpisodicMemory::new(RecordId::from_u128(42), T0);
+    m.perception.novelty = f64::NAN;
+    assert!(out_of_range(&h.capture_record(m.clone()).unwrap_err()));
+    m.perception.novelty = 0.2;
+    h.capture_record(m.clone()).unwrap();
+    assert!(matches!(h.capture_record(m.clone()), Err(Error::Duplicate { .. })));
+    let compressed = hippocampus::Episode::from(m.compress(0));
+    assert!(matches!(h.store(compressed), Err(Error::CompressedStore { .. })));
+    assert_eq!(h.len(), 1);
+}
+
+#[test]
+fn unknown_ids_are_typed_errors() {
+    let (_clock, mut h) = layer();
+    let a = h.capture(NewEpisode::default()).unwrap();
+    let unknown = RecordId::from_u128(7);
+    assert!(h.get(unknown).unwrap_err().is_not_found());
+    assert!(h.remove(unknown).unwrap_err().is_not_found());
+    assert!(h.compress(unknown).unwrap_err().is_not_found());
+    assert!(h.link(a, unknown, maxim_core::EdgeKind::Causes, 1.0).unwrap_err().is_not_found());
+    assert!(h.associate(unknown, a, 1.0).unwrap_err().is_not_found());
+    assert!(matches!(h.get_state(StateRef::from_u64(3)), Err(Error::StateNotFound { .. })));
+    assert_eq!(h.touch(&[unknown]), 0);
+    assert!(h.peek(unknown).is_none());
+    assert!(h.keys_of(unknown).is_empty());
+    assert!(h.recall_associated(&[unknown], 10).is_empty());
+    assert_eq!(h.len(), 1);
+    assert_eq!(h.associative_graph().edge_count(), 0);
+}
+
+#[test]
+fn bad_edge_weights_are_refused() {
+    let (_clock, mut h) = layer();
+    let a = h.capture(NewEpisode::default()).unwrap();
+    let b = h.capture(NewEpisode::default()).unwrap();
+    for w in [f64::NAN, -1.0, f64::INFINITY] {
+        assert!(h.link(a, b, maxim_core::EdgeKind::Associates, w).is_err());
+        assert!(h.associate(a, b, w).is_err());
+    }
+    assert_eq!(h.associative_graph().edge_count(), 0);
+}
+
+#[test]
+fn loose_loop_data_of_the_wrong_shape_is_refused() {
+    let (_clock, mut h) = layer();
+    let cases: Vec<LoopStep> = vec![
+        LoopStep {
+            observation: [("salience", Value::from("high"))].into_iter().collect(),
+            ..LoopStep::default()
+        },
+        LoopStep {
+            observation: [("salience", Value::from(7.0))].into_iter().collect(),
+            ..LoopStep::default()
+        },
+        LoopStep {
+            observation: [("objects", Value::from("mug"))].into_iter().collect(),
+            ..LoopStep::default()
+        },
+        LoopStep { intent: [("goal", Value::from(3i64))].into_iter().collect(), ..LoopStep::default() },
+        LoopStep { action: [("params", Value::from("left"))].into_iter().collect(), ..LoopStep::default() },
+        LoopStep {
+            result: Value::Map([("success", Value::from("yes"))].into_iter().collect::<Map>()),
+            ..LoopStep::default()
+        },
+    ];
+    for (i, step) in cases.into_iter().enumerate() {
+        assert!(h.capture_from_loop(step).is_err(), "case {i}");
+    }
+    assert!(h.is_empty());
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    let clock = maxim_core::ManualClock::new(T0);
+    let bad = [
+        HippocampusConfig { max_nodes: 0, ..HippocampusConfig::default() },
+        HippocampusConfig { retention_threshold: 1.5, ..HippocampusConfig::default() },
+        HippocampusConfig { association_threshold: f64::NAN, ..HippocampusConfig::default() },
+        HippocampusConfig { long_term_retention_boost: -2.0, ..HippocampusConfig::default() },
+        HippocampusConfig { default_trust: Some(2.0), ..HippocampusConfig::default() },
+        HippocampusConfig { state_store_max_entries: 0, ..HippocampusConfig::default() },
+        HippocampusConfig { compression_age: std::time::Duration::ZERO, ..HippocampusConfig::default() },
+    ];
+    for config in bad {
+        assert!(hippocampus::Hippocampus::new(config, clock.shared()).is_err());
+    }
+}
+
+#[test]
+fn unparsable_keys_and_refs_are_typed_errors() {
+    assert!("colour:red".parse::<hippocampus::IndexKey>().is_err());
+    assert!("success:maybe".parse::<hippocampus::IndexKey>().is_err());
+    assert!("xyz".parse::<StateRef>().is_err());
+}

@@ -1,0 +1,31 @@
+//! The `maxim-core` contract suite, run against the episodic layer.
+
+use hippocampus::{Episode, EpisodicMemory, Hippocampus, HippocampusConfig};
+use maxim_core::testing::ContractFixture;
+use maxim_core::{IdGenerator, RecordId, SharedClock, Timestamp};
+
+pub(crate) struct Fixture;
+
+impl ContractFixture for Fixture {
+    type Layer = Hippocampus;
+
+    fn new_layer(&self, clock: SharedClock) -> Hippocampus {
+        Hippocampus::with_id_generator(HippocampusConfig::default(), clock, IdGenerator::seeded(11))
+            .expect("config")
+    }
+
+    fn record(&self, _layer: &mut Hippocampus, n: usize, now: Timestamp) -> Episode {
+        let id = RecordId::from_parts(now, 1000 + n as u64);
+        let mut m = EpisodicMemory::new(id, now);
+        m.context.active_goal = Some(format!("goal {n}"));
+        m.action.tool_name = format!("tool_{n}");
+        m.outcome.success = Some(n % 2 == 0);
+        Episode::from(m)
+    }
+
+    fn associate(&self, layer: &mut Hippocampus, a: RecordId, b: RecordId) {
+        layer.link(a, b, maxim_core::EdgeKind::Associates, 0.8).expect("both records are held");
+    }
+}
+
+maxim_core::contract_tests!(Fixture);

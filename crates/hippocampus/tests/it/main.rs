@@ -1,0 +1,12 @@
+//! Integration tests of the `hippocampus` crate: one binary, one module per concern.
+
+mod bad_input;
+mod capture;
+mod common;
+mod contract;
+mod model;
+mod persist;
+mod retrieval;
+mod sizes;
+mod sleep;
+mod workload;
