@@ -66,16 +66,16 @@
 #![deny(missing_docs)]
 
 pub mod concept;
-mod consolidate;
+pub mod consolidate;
 pub mod error;
 mod index;
-mod layer;
+pub mod layer;
 pub mod names;
-mod persist;
+pub mod persist;
 pub mod properties;
 pub mod registry;
 pub mod relations;
-mod store;
+pub mod store;
 
 pub use concept::{
     CompressedSemantic, Concept, MAX_ALIASES, MAX_CONFIDENCE, MAX_REFS_PER_LAYER, MemoryRefs, SemanticRecord,

@@ -1,6 +1,6 @@
 //! Name deduplication: which concept a new name already denotes.
 //!
-//! A name is first reduced to its [`name_key`]: lowercase, split on spaces, underscores,
+//! A name is first reduced to its [`name_key`](maxim_core::text::name_key): lowercase, split on spaces, underscores,
 //! hyphens and dots, punctuation stripped, plurals and inflections lemmatised, numbers kept.
 //! "Coffee Mugs", "coffee_mug", "coffee-mug" and "coffee mug" all have the key `coffee mug`.
 //! Two names denote the same concept when they are in the same category (compared by key too)

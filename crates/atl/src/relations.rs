@@ -36,7 +36,7 @@
 //! # Ok::<(), atl::Error>(())
 //! ```
 
-use maxim_core::graph::{ActivationParams, EdgeInsert, EdgeMeta, EdgeRef, Graph};
+use maxim_core::graph::{ActivationParams, EdgeMeta, EdgeRef, Graph};
 use maxim_core::{EdgeKind, MemoryRecord, RecordId, check_unit};
 
 use crate::concept::SemanticRecord;
@@ -140,6 +140,44 @@ fn meta(relationship: &str, confidence: f64) -> EdgeMeta {
     EdgeMeta::relation(relationship).with_confidence(confidence)
 }
 
+/// One direction of a relationship as it is to be written.
+#[derive(Clone, Copy)]
+struct EdgeSpec<'a> {
+    kind: EdgeKind,
+    relationship: &'a str,
+    weight: f64,
+    confidence: f64,
+}
+
+impl EdgeSpec<'_> {
+    /// Writes `source → target`: an existing edge is updated in place (no allocation), a new
+    /// one is added with its metadata.
+    fn write(&self, graph: &mut Graph, source: RecordId, target: RecordId, exists: bool) -> Result<()> {
+        if exists {
+            let update = EdgeMeta { confidence: Some(self.confidence), ..EdgeMeta::default() };
+            let found = graph.update_edge(
+                source,
+                target,
+                self.kind,
+                Some(self.relationship),
+                Some(self.weight),
+                Some(&update),
+            )?;
+            if found {
+                return Ok(());
+            }
+        }
+        graph.add_edge(
+            source,
+            target,
+            self.kind,
+            self.weight,
+            Some(meta(self.relationship, self.confidence)),
+        )?;
+        Ok(())
+    }
+}
+
 impl Atl {
     /// Relates `source` to `target` by `relationship` with `weight` and `confidence` (see the
     /// [module docs](self)); a symmetric type also relates `target` to `source`.
@@ -188,23 +226,21 @@ impl Atl {
             Some((w, c)) => (w.max(weight), reinforced_confidence(c, confidence)),
             None => (weight, confidence),
         };
-        let first =
-            graph.add_edge(source, target, kind, new_weight, Some(meta(relationship, new_confidence)))?;
+        let edge = EdgeSpec { kind, relationship, weight: new_weight, confidence: new_confidence };
+        edge.write(graph, source, target, forward.is_some())?;
         if symmetric && source != target {
-            if let Err(err) =
-                graph.add_edge(target, source, kind, new_weight, Some(meta(relationship, new_confidence)))
-            {
+            if let Err(err) = edge.write(graph, target, source, backward.is_some()) {
                 // Put the first direction back as it was (only reachable when the graph is full).
-                match (first, forward) {
-                    (EdgeInsert::Added, _) => {
+                match forward {
+                    None => {
                         graph.remove_edge(source, target, kind, Some(relationship));
                     }
-                    (EdgeInsert::Merged { .. }, Some((w, c))) => {
-                        let _ = graph.add_edge(source, target, kind, w, Some(meta(relationship, c)));
+                    Some((weight, confidence)) => {
+                        let old = EdgeSpec { weight, confidence, ..edge };
+                        let _ = old.write(graph, source, target, true);
                     }
-                    (EdgeInsert::Merged { .. }, None) => {}
                 }
-                return Err(err.into());
+                return Err(err);
             }
         }
         if let Some((previous_weight, previous_confidence)) = previous {

@@ -783,6 +783,7 @@ impl Atl {
     /// Errors (nothing changes): a name without a letter or digit ([`Error::EmptyName`]), a
     /// trust outside `[0, 1]`.
     pub fn find_or_create(&mut self, spec: &ConceptSpec) -> Result<FindOrCreate> {
+        let _s = tracing::debug_span!("atl_find_or_create", n_concepts = self.state.len()).entered();
         let trust = Trust::new(spec.trust)?;
         name_key_into(&spec.name, &mut self.scratch.name);
         if self.scratch.name.is_empty() {
@@ -1118,6 +1119,7 @@ impl Atl {
         source: Source,
         trust: f64,
     ) -> Result<PropertyWrite> {
+        let _s = tracing::debug_span!("atl_set_property", %id).entered();
         let trust = Trust::new(trust)?;
         let key = check_key(key)?;
         let slot = self.full_slot(id, "properties")?;
