@@ -532,7 +532,7 @@ impl Dense {
     }
 
     /// The frontier made of the nodes of a level's queue entries: each node once, with its
-    /// current value (the max of its entries).
+    /// current value (the max of its entries), in node order.
     fn frontier(&self, nodes: impl Iterator<Item = u32>) -> Vec<(u32, f64)> {
         let mut frontier = Vec::new();
         for n in nodes {
@@ -543,6 +543,7 @@ impl Dense {
         for &(n, _) in &frontier {
             self.stamp[n as usize].store(0, Relaxed);
         }
+        frontier.sort_unstable_by_key(|e| e.0);
         frontier
     }
 
@@ -574,10 +575,14 @@ impl Dense {
                 out
             };
             self.order.extend_from_slice(&out.fresh);
-            frontier = if out.next.len() >= tuning.parallel_min {
-                out.next.par_iter().map(|&t| (t, self.value(t))).collect()
+            // Expanding in node order walks the adjacency arrays forward instead of jumping.
+            let mut next = out.next;
+            frontier = if next.len() >= tuning.parallel_min {
+                next.par_sort_unstable();
+                next.par_iter().map(|&t| (t, self.value(t))).collect()
             } else {
-                out.next.iter().map(|&t| (t, self.value(t))).collect()
+                next.sort_unstable();
+                next.iter().map(|&t| (t, self.value(t))).collect()
             };
             level = next_level;
         }
