@@ -8,6 +8,8 @@
 //! - `activation/one_seed/{graph,csr}_{sequential,parallel}/N`: one call from one seed, the
 //!   seeds cycling through 256 random nodes (target at 10^6 nodes: < 1 ms, with fewer than
 //!   10^4 nodes touched);
+//! - `activation/one_seed_threshold_0.1/...`: the same with threshold 0.1 (the ATL's), which
+//!   touches about 100 nodes, the size of a layer's `recall_associated`;
 //! - `activation/large_frontier/{graph,csr}_{sequential,parallel}/1000000`: one call from
 //!   20,000 seeds on the 10^6 graph, whose first level alone exceeds 10^5 nodes (target:
 //!   parallel >= 1.5x faster on 2 cores).
@@ -34,8 +36,8 @@ fn id(i: usize) -> RecordId {
     RecordId::from_u128(i as u128 + 1)
 }
 
-fn params() -> ActivationParams {
-    ActivationParams::new(0.5, 0.05, 3).expect("valid parameters")
+fn params(threshold: f64) -> ActivationParams {
+    ActivationParams::new(0.5, threshold, 3).expect("valid parameters")
 }
 
 /// `n` nodes, each with `OUT_DEGREE` ASSOCIATES edges of weight in `[0.5, 1.0)`.
@@ -61,41 +63,44 @@ fn seeds(n: usize, count: usize, stream: u64) -> Vec<RecordId> {
 }
 
 fn one_seed(c: &mut Criterion) {
-    let p = params();
-    let mut group = c.benchmark_group("activation/one_seed");
-    group.warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
     for n in SIZES {
         let g = build(n);
         let csr = CsrGraph::from_graph(&g);
         let starts = seeds(n, N_SEEDS, 7);
-        let touched: usize = starts.iter().map(|&s| g.spread(&[s], &p).len()).sum();
-        eprintln!(
-            "n = {n}: {} edges, {:.1} nodes activated per call",
-            g.edge_count(),
-            touched as f64 / N_SEEDS as f64
-        );
-        macro_rules! bench {
-            ($name:literal, $call:expr) => {
-                group.bench_function(BenchmarkId::new($name, n), |b| {
-                    let mut i = 0;
-                    b.iter(|| {
-                        let s = starts[i % N_SEEDS];
-                        i += 1;
-                        black_box($call(s))
-                    })
-                });
-            };
+        for (group, threshold) in [("activation/one_seed", 0.05), ("activation/one_seed_threshold_0.1", 0.1)]
+        {
+            let p = params(threshold);
+            let touched: usize = starts.iter().map(|&s| g.spread(&[s], &p).len()).sum();
+            eprintln!(
+                "n = {n}, threshold {threshold}: {} edges, {:.1} nodes activated per call",
+                g.edge_count(),
+                touched as f64 / N_SEEDS as f64
+            );
+            let mut group = c.benchmark_group(group);
+            group.warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+            macro_rules! bench {
+                ($name:literal, $call:expr) => {
+                    group.bench_function(BenchmarkId::new($name, n), |b| {
+                        let mut i = 0;
+                        b.iter(|| {
+                            let s = starts[i % N_SEEDS];
+                            i += 1;
+                            black_box($call(s))
+                        })
+                    });
+                };
+            }
+            bench!("graph_sequential", |s| g.spread(&[s], &p));
+            bench!("graph_parallel", |s| g.spread_parallel(&[s], &p));
+            bench!("csr_sequential", |s| csr.spread(&[s], &p));
+            bench!("csr_parallel", |s| csr.spread_parallel(&[s], &p));
+            group.finish();
         }
-        bench!("graph_sequential", |s| g.spread(&[s], &p));
-        bench!("graph_parallel", |s| g.spread_parallel(&[s], &p));
-        bench!("csr_sequential", |s| csr.spread(&[s], &p));
-        bench!("csr_parallel", |s| csr.spread_parallel(&[s], &p));
     }
-    group.finish();
 }
 
 fn large_frontier(c: &mut Criterion) {
-    let p = params();
+    let p = params(0.05);
     let n = 1_000_000;
     let g = build(n);
     let csr = CsrGraph::from_graph(&g);
@@ -111,13 +116,13 @@ fn large_frontier(c: &mut Criterion) {
     let mut group = c.benchmark_group("activation/large_frontier");
     group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(8));
     group.bench_function(BenchmarkId::new("graph_sequential", n), |b| {
-        b.iter(|| black_box(g.spread(&starts, &p)))
+        b.iter(|| black_box(g.spread(&starts, &p)));
     });
     group.bench_function(BenchmarkId::new("graph_parallel", n), |b| {
         b.iter(|| black_box(g.spread_parallel(&starts, &p)));
     });
     group.bench_function(BenchmarkId::new("csr_sequential", n), |b| {
-        b.iter(|| black_box(csr.spread(&starts, &p)))
+        b.iter(|| black_box(csr.spread(&starts, &p)));
     });
     group.bench_function(BenchmarkId::new("csr_parallel", n), |b| {
         b.iter(|| black_box(csr.spread_parallel(&starts, &p)));
