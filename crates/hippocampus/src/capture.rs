@@ -31,8 +31,8 @@
 //! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
 //! let episode = |objects: &[&str], goal: &str| {
 //!     let mut e = NewEpisode::default();
-//!     e.perception.detected_objects = objects.iter().map(|o| o.to_string()).collect();
-//!     e.context.active_goal = Some(goal.to_owned());
+//!     e.perception.detected_objects = objects.iter().map(|&o| o.into()).collect();
+//!     e.context.active_goal = Some(goal.into());
 //!     e
 //! };
 //! let first = hippo.capture(episode(&["mug"], "find mug"))?;
@@ -51,7 +51,7 @@ use maxim_core::graph::EdgeKind;
 use maxim_core::value::{Map, Value};
 use maxim_core::{Partition, RecordId, RecordMeta, Source, Timestamp, TraceKind, check_unit};
 
-use crate::episode::{Action, Decision, Episode, EpisodeContext, EpisodicMemory, Outcome, Perception};
+use crate::episode::{Action, Decision, Episode, EpisodeContext, EpisodicMemory, Name, Outcome, Perception};
 use crate::error::{Error, Result};
 use crate::index::{KeyId, Slot};
 use crate::store::{Hippocampus, derive_keys};
@@ -204,7 +204,10 @@ impl Hippocampus {
                 self.candidates.pop_front();
             }
         }
-        let slot = self.slots.insert(Episode::Full(Box::new(m)));
+        compact(&mut m);
+        let mut record = Episode::Full(Box::new(m));
+        self.intern_names(&mut record);
+        let slot = self.slots.insert(record);
         if let Some(Episode::Full(rec)) = self.slots.records[slot as usize].as_ref() {
             let keys = derive_keys(rec, self.config.indexed_keys);
             self.index.insert(slot, &keys, self.slots.order());
@@ -335,6 +338,62 @@ impl Hippocampus {
     }
 }
 
+/// Gives every string, list and map of `m` exactly the capacity it needs: a record lives
+/// for days, and a map built by inserting one entry holds room for four (a `Map` is
+/// compacted by cloning it, which allocates exactly).
+fn compact(m: &mut EpisodicMemory) {
+    fn map(m: &mut Map) {
+        if !m.is_empty() {
+            *m = m.clone();
+        }
+    }
+    fn value(v: &mut Value) {
+        match v {
+            Value::Text(s) => s.shrink_to_fit(),
+            Value::List(_) | Value::Map(_) => *v = v.clone(),
+            _ => {}
+        }
+    }
+    fn strings(v: &mut Vec<String>) {
+        v.shrink_to_fit();
+        v.iter_mut().for_each(String::shrink_to_fit);
+    }
+    fn names(v: &mut Vec<Name>) {
+        v.shrink_to_fit();
+    }
+    fn maps(v: &mut Vec<Map>) {
+        v.shrink_to_fit();
+        v.iter_mut().for_each(map);
+    }
+    let opt = |s: &mut Option<String>| {
+        if let Some(s) = s {
+            s.shrink_to_fit();
+        }
+    };
+    let p = &mut m.perception;
+    map(&mut p.observations);
+    opt(&mut p.cli_input);
+    opt(&mut p.transcript);
+    names(&mut p.detected_objects);
+    names(&mut p.detected_people);
+    p.decision_rationale.shrink_to_fit();
+    strings(&mut p.tool_alternatives);
+    let c = &mut m.context;
+    opt(&mut c.memory_context);
+    let d = &mut m.decision;
+    map(&mut d.intent);
+    opt(&mut d.reasoning);
+    maps(&mut d.alternatives_considered);
+    if let Some(plan) = &mut d.plan {
+        maps(plan);
+    }
+    map(&mut m.action.tool_params);
+    value(&mut m.outcome.result);
+    opt(&mut m.outcome.error);
+    maps(&mut m.outcome.evaluations);
+    m.run_id.shrink_to_fit();
+}
+
 /// The words of a goal for the goal term: lowercased, split on whitespace, stop words and
 /// repeats dropped.
 fn goal_words(goal: &str) -> Vec<String> {
@@ -373,14 +432,14 @@ fn field_error(field: &'static str, expected: &str) -> Error {
     maxim_core::Error::invalid(field, format!("expected {expected}")).into()
 }
 
-fn text_list(map: &Map, keys: [&'static str; 2]) -> Result<Vec<String>> {
+fn text_list(map: &Map, keys: [&'static str; 2]) -> Result<Vec<Name>> {
     for key in keys {
         match map.get(key) {
             None | Some(Value::Null) => {}
             Some(Value::List(items)) => {
                 return items
                     .iter()
-                    .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| field_error(key, "a list of text")))
+                    .map(|v| v.as_str().map(Name::from).ok_or_else(|| field_error(key, "a list of text")))
                     .collect();
             }
             Some(_) => return Err(field_error(key, "a list of text")),
@@ -420,11 +479,13 @@ fn episode_from_loop(step: LoopStep) -> Result<NewEpisode> {
     if let Some(n) = opt_number(obs, "novelty")? {
         perception.novelty = n;
     }
-    let mut context =
-        EpisodeContext { active_goal: opt_text(&step.intent, "goal")?, ..EpisodeContext::default() };
+    let mut context = EpisodeContext {
+        active_goal: opt_text(&step.intent, "goal")?.map(Name::from),
+        ..EpisodeContext::default()
+    };
     if let Some(Value::Map(state)) = &step.state {
         if let Some(mode) = opt_text(state, "mode")? {
-            context.active_mode = mode;
+            context.active_mode = Name::from(mode);
         }
     }
     let reasoning = match opt_text(&step.intent, "reasoning")? {
@@ -464,7 +525,7 @@ fn episode_from_loop(step: LoopStep) -> Result<NewEpisode> {
         perception,
         context,
         decision: Decision { intent: step.intent, reasoning, confidence, ..Decision::default() },
-        action: Action { tool_name, tool_params, ..Action::default() },
+        action: Action { tool_name: Name::from(tool_name), tool_params, ..Action::default() },
         outcome: Outcome { success, result: step.result, error, evaluations: step.evaluations },
         run_id: step.run_id,
         state_snapshot: step.state,
@@ -513,12 +574,12 @@ mod tests {
             ..LoopStep::default()
         })
         .unwrap();
-        assert_eq!(e.perception.detected_objects, ["mug", "table"]);
+        assert_eq!(e.perception.detected_objects, [Name::from("mug"), Name::from("table")]);
         assert_eq!((e.perception.salience, e.perception.novelty), (0.7, 0.6));
         assert_eq!(e.context.active_goal.as_deref(), Some("find mug"));
-        assert_eq!(e.context.active_mode, "exploration");
+        assert_eq!(&*e.context.active_mode, "exploration");
         assert_eq!(e.decision.confidence, 0.8);
-        assert_eq!(e.action.tool_name, "look_around");
+        assert_eq!(&*e.action.tool_name, "look_around");
         assert_eq!(e.action.tool_params.get("direction").and_then(Value::as_str), Some("left"));
         assert_eq!(e.outcome.success, Some(true));
         assert!(e.state_snapshot.is_some());
@@ -528,7 +589,7 @@ mod tests {
     fn a_bare_percept_has_unknown_success() {
         let e = episode_from_loop(LoopStep { result: Value::from("ok"), ..LoopStep::default() }).unwrap();
         assert_eq!(e.outcome.success, None);
-        assert_eq!(e.context.active_mode, "observe");
+        assert_eq!(&*e.context.active_mode, "observe");
     }
 
     #[test]

@@ -24,6 +24,8 @@
 //! assert!(Episode::from(c).is_compressed());
 //! ```
 
+use std::sync::{Arc, LazyLock};
+
 use maxim_core::value::{Map, Value};
 use maxim_core::{
     MemoryRecord, RecordId, RecordMeta, Source, Timestamp, TraceKind, check_finite, check_unit,
@@ -31,6 +33,20 @@ use maxim_core::{
 use serde::{Deserialize, Serialize};
 
 use crate::hash::StateRef;
+
+/// A shared, immutable name: an object, a person, a goal, a mode, a tool.
+///
+/// The layer interns names, so the thousands of episodes that saw `mug` or pursued
+/// `find mug` share one allocation each (build one with `"mug".into()`).
+pub type Name = Arc<str>;
+
+static OBSERVE: LazyLock<Name> = LazyLock::new(|| Name::from(DEFAULT_MODE));
+static EMPTY: LazyLock<Name> = LazyLock::new(|| Name::from(""));
+
+/// The empty name (shared, allocates nothing).
+pub fn empty_name() -> Name {
+    Arc::clone(&EMPTY)
+}
 
 /// The default salience and novelty of a perception.
 pub const DEFAULT_SALIENCE: f64 = 0.5;
@@ -47,9 +63,11 @@ pub struct Perception {
     /// What was said, if anything.
     pub transcript: Option<String>,
     /// Objects seen (index keys `object:<o>`, case preserved).
-    pub detected_objects: Vec<String>,
+    #[serde(with = "names_serde")]
+    pub detected_objects: Vec<Name>,
     /// People seen (index keys `person:<p>`).
-    pub detected_people: Vec<String>,
+    #[serde(with = "names_serde")]
+    pub detected_people: Vec<Name>,
     /// How much this stood out, in `[0, 1]` (default 0.5).
     pub salience: f64,
     /// How new this was, in `[0, 1]` (default 0.5).
@@ -90,9 +108,11 @@ pub struct EpisodeContext {
     /// The agent's state snapshot, by reference into the [`StateStore`](crate::StateStore).
     pub state_ref: Option<StateRef>,
     /// The goal it was pursuing (index key `goal:<g>`).
-    pub active_goal: Option<String>,
+    #[serde(with = "opt_name_serde")]
+    pub active_goal: Option<Name>,
     /// Its mode (default `observe`; index key `mode:<m>`).
-    pub active_mode: String,
+    #[serde(with = "name_serde")]
+    pub active_mode: Name,
     /// Memory it had in view.
     pub memory_context: Option<String>,
     /// Fear level, in `[0, 1]` (default 0).
@@ -104,7 +124,7 @@ impl Default for EpisodeContext {
         Self {
             state_ref: None,
             active_goal: None,
-            active_mode: DEFAULT_MODE.to_owned(),
+            active_mode: Arc::clone(&OBSERVE),
             memory_context: None,
             fear_level: 0.0,
         }
@@ -139,16 +159,23 @@ impl Default for Decision {
 }
 
 /// What the agent did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Action {
     /// The tool it used (index key `tool:<t>` when not empty).
-    pub tool_name: String,
+    #[serde(with = "name_serde")]
+    pub tool_name: Name,
     /// The tool's parameters.
     pub tool_params: Map,
     /// When the tool started.
     pub execution_start: Option<Timestamp>,
     /// When the tool finished.
     pub execution_end: Option<Timestamp>,
+}
+
+impl Default for Action {
+    fn default() -> Self {
+        Self { tool_name: empty_name(), tool_params: Map::new(), execution_start: None, execution_end: None }
+    }
 }
 
 impl Action {
@@ -248,6 +275,14 @@ impl EpisodicMemory {
         self.decision.intent.get("goal").and_then(Value::as_str).or(self.context.active_goal.as_deref())
     }
 
+    /// The goal a compressed form keeps, sharing the active goal when it is the same text.
+    pub(crate) fn compressed_goal(&self) -> Option<Name> {
+        match self.decision.intent.get("goal").and_then(Value::as_str) {
+            Some(g) if self.context.active_goal.as_deref() != Some(g) => Some(Name::from(g)),
+            _ => self.context.active_goal.clone(),
+        }
+    }
+
     /// `duration_ms`: the action's execution time.
     pub fn duration_ms(&self) -> f64 {
         self.action.execution_time_ms()
@@ -294,10 +329,10 @@ impl EpisodicMemory {
         EpisodeSummary {
             id: self.meta.id,
             compressed: false,
-            detected_objects: self.perception.detected_objects.clone(),
-            detected_people: self.perception.detected_people.clone(),
+            detected_objects: self.perception.detected_objects.iter().map(ToString::to_string).collect(),
+            detected_people: self.perception.detected_people.iter().map(ToString::to_string).collect(),
             goal: self.goal().map(str::to_owned),
-            tool: self.action.tool_name.clone(),
+            tool: self.action.tool_name.to_string(),
             success: self.outcome.success,
             salience: self.perception.salience,
             novelty: self.perception.novelty,
@@ -315,9 +350,11 @@ pub struct CompressedMemory {
     /// The run it belonged to.
     pub run_id: String,
     /// The episode's goal (the intent's, else the active goal).
-    pub goal: Option<String>,
+    #[serde(with = "opt_name_serde")]
+    pub goal: Option<Name>,
     /// The tool used.
-    pub tool_name: String,
+    #[serde(with = "name_serde")]
+    pub tool_name: Name,
     /// Whether it succeeded.
     pub success: Option<bool>,
     /// Whether the user spoke or typed.
@@ -340,8 +377,8 @@ impl CompressedMemory {
         Self {
             meta: m.meta.clone(),
             run_id: m.run_id.clone(),
-            goal: m.goal().map(str::to_owned),
-            tool_name: m.action.tool_name.clone(),
+            goal: m.compressed_goal(),
+            tool_name: Arc::clone(&m.action.tool_name),
             success: m.outcome.success,
             had_user_input: m.perception.had_user_input(),
             object_count: u32::try_from(m.perception.detected_objects.len()).unwrap_or(u32::MAX),
@@ -381,8 +418,8 @@ impl CompressedMemory {
             compressed: true,
             detected_objects: Vec::new(),
             detected_people: Vec::new(),
-            goal: self.goal.clone(),
-            tool: self.tool_name.clone(),
+            goal: self.goal.as_deref().map(str::to_owned),
+            tool: self.tool_name.to_string(),
             success: self.success,
             salience: self.salience,
             novelty: self.novelty,
@@ -502,6 +539,23 @@ impl Episode {
         match self {
             Self::Full(m) => &m.action.tool_name,
             Self::Compressed(c) => &c.tool_name,
+        }
+    }
+
+    /// Calls `f` with every interned name of the record, for the layer's name table.
+    pub(crate) fn for_each_name_mut(&mut self, f: &mut dyn FnMut(&mut Name)) {
+        match self {
+            Self::Full(m) => {
+                m.perception.detected_objects.iter_mut().for_each(&mut *f);
+                m.perception.detected_people.iter_mut().for_each(&mut *f);
+                m.context.active_goal.iter_mut().for_each(&mut *f);
+                f(&mut m.context.active_mode);
+                f(&mut m.action.tool_name);
+            }
+            Self::Compressed(c) => {
+                c.goal.iter_mut().for_each(&mut *f);
+                f(&mut c.tool_name);
+            }
         }
     }
 
@@ -670,6 +724,52 @@ impl MemoryRecord for Episode {
     }
 }
 
+/// Serde for a [`Name`]: as text.
+mod name_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::Name;
+
+    pub(super) fn serialize<S: Serializer>(name: &Name, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(name)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
+        String::deserialize(d).map(Name::from)
+    }
+}
+
+/// Serde for an optional [`Name`].
+mod opt_name_serde {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Name;
+
+    #[expect(clippy::ref_option, reason = "serde's `with` passes a reference to the field")]
+    pub(super) fn serialize<S: Serializer>(name: &Option<Name>, s: S) -> Result<S::Ok, S::Error> {
+        name.as_deref().serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Name>, D::Error> {
+        Option::<String>::deserialize(d).map(|n| n.map(Name::from))
+    }
+}
+
+/// Serde for a list of [`Name`]s.
+mod names_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::Name;
+
+    pub(super) fn serialize<S: Serializer>(names: &[Name], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(names.iter().map(|n| &**n))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Name>, D::Error> {
+        Vec::<String>::deserialize(d).map(|v| v.into_iter().map(Name::from).collect())
+    }
+}
+
 /// Pushes the lowercased whitespace-separated words of `text` longer than two characters.
 fn push_long_words(out: &mut Vec<String>, text: Option<&str>) {
     for word in text.unwrap_or_default().split_whitespace() {
@@ -709,7 +809,7 @@ mod tests {
     fn defaults_follow_the_reference() {
         let m = EpisodicMemory::new(RecordId::from_u128(1), Timestamp::from_secs(5));
         assert_eq!((m.perception.salience, m.perception.novelty), (0.5, 0.5));
-        assert_eq!(m.context.active_mode, "observe");
+        assert_eq!(&*m.context.active_mode, "observe");
         assert_eq!(m.decision.confidence, 1.0);
         assert_eq!(m.meta.access_count, 1);
         assert_eq!(m.meta.trace.kind(), TraceKind::Episodic);

@@ -278,7 +278,7 @@ pub(crate) struct ContextIndex {
     free_keys: Vec<KeyId>,
     n_live: usize,
     slot_keys: Vec<KeyList>,
-    pairs: FxHashMap<(KeyId, KeyId), Vec<Slot>>,
+    pairs: FxHashMap<(KeyId, KeyId), PairSlots>,
     order: Vec<Slot>,
 }
 
@@ -359,7 +359,12 @@ impl ContextIndex {
         }
         self.slot_keys[si] = KeyList::from_slice(ids);
         let assoc: Vec<KeyId> = ids.iter().copied().filter(|&k| self.kind_of(k).is_associative()).collect();
-        for_each_pair(&assoc, |p| self.pairs.entry(p).or_default().push(slot));
+        for_each_pair(&assoc, |p| match self.pairs.entry(p) {
+            std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().push(slot),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(PairSlots::One(slot));
+            }
+        });
         insert_sorted(&mut self.order, slot, order);
     }
 
@@ -425,7 +430,7 @@ impl ContextIndex {
         let mut high: Vec<Slot> = Vec::new();
         for_each_pair(query, |p| {
             if let Some(slots) = self.pairs.get(&p) {
-                high.extend(slots.iter().copied().filter(|&s| accept(s)));
+                high.extend(slots.as_slice().iter().copied().filter(|&s| accept(s)));
             }
         });
         high.sort_unstable();
@@ -509,13 +514,13 @@ impl ContextIndex {
                 .filter(|&k| self.keys.get(k as usize).is_some_and(|e| e.kind.is_associative()))
                 .collect();
             for_each_pair(&assoc, |p| {
-                if !self.pairs.get(&p).is_some_and(|v| v.contains(&(s as Slot))) {
+                if !self.pairs.get(&p).is_some_and(|v| v.as_slice().contains(&(s as Slot))) {
                     audit.missing_entries += 1;
                 }
             });
         }
         for (&(a, b), slots) in &self.pairs {
-            for &s in slots {
+            for &s in slots.as_slice() {
                 if !is_live(s) || !self.has_key(s, a) || !self.has_key(s, b) {
                     audit.orphan_entries += 1;
                 }
@@ -578,15 +583,54 @@ impl ContextIndex {
             .filter(|&k| self.keys.get(k as usize).is_some_and(|e| e.kind.is_associative()))
             .collect();
         for_each_pair(&assoc, |p| {
-            if let Some(v) = self.pairs.get_mut(&p) {
+            if self.pairs.get_mut(&p).is_some_and(|v| v.remove(slot)) {
+                self.pairs.remove(&p);
+            }
+        });
+    }
+}
+
+/// The slots of one pair of keys: most pairs hold one episode, which needs no allocation.
+#[derive(Debug, Clone)]
+enum PairSlots {
+    One(Slot),
+    Many(Vec<Slot>),
+}
+
+impl PairSlots {
+    fn as_slice(&self) -> &[Slot] {
+        match self {
+            Self::One(s) => std::slice::from_ref(s),
+            Self::Many(v) => v,
+        }
+    }
+
+    fn push(&mut self, slot: Slot) {
+        match self {
+            Self::One(first) => *self = Self::Many(vec![*first, slot]),
+            Self::Many(v) => v.push(slot),
+        }
+    }
+
+    /// Removes `slot`; true when nothing is left.
+    fn remove(&mut self, slot: Slot) -> bool {
+        match self {
+            Self::One(s) => *s == slot,
+            Self::Many(v) => {
                 if let Some(pos) = v.iter().position(|&s| s == slot) {
                     v.swap_remove(pos);
                 }
-                if v.is_empty() {
-                    self.pairs.remove(&p);
+                match v.len() {
+                    0 => true,
+                    1 => {
+                        let only = v[0];
+                        *self = Self::One(only);
+                        false
+                    }
+                    _ => false,
                 }
             }
-        });
+        }
     }
 }
 

@@ -42,15 +42,16 @@ use maxim_core::embed::VectorIndex;
 use maxim_core::graph::Graph;
 use maxim_core::value::Value;
 use maxim_core::{CorruptReason, RecordId, Timestamp};
+use rustc_hash::FxHashSet;
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::episode::Episode;
+use crate::episode::{Episode, Name};
 use crate::error::{Error, Result};
 use crate::hash::StateRef;
 use crate::index::{ContextIndex, IndexKey, KeyId, KeyKind};
 use crate::state_store::StateStore;
-use crate::store::{Counters, Hippocampus, Slots};
+use crate::store::{Counters, Hippocampus, Slots, intern_into};
 
 /// The snapshot kind of the episodic layer.
 pub const SNAPSHOT_KIND: &str = "hippocampus";
@@ -155,6 +156,7 @@ struct Rebuilt {
     queries: u64,
     vectors: Option<VectorIndex>,
     max_id: Option<RecordId>,
+    names: FxHashSet<Name>,
 }
 
 fn corrupt(path: &Path, reason: String) -> Error {
@@ -273,8 +275,9 @@ impl Hippocampus {
             key_ids.push(index.intern_key(*kind, text));
         }
         let mut slots = Slots::default();
+        let mut names = FxHashSet::default();
         let mut max_id = None;
-        for RecordIn { record, keys } in snap.records {
+        for RecordIn { mut record, keys } in snap.records {
             record.validate().map_err(|e| corrupt(path, format!("record {}: {e}", record.id())))?;
             let id = record.id();
             if slots.slot_of(id).is_some() {
@@ -290,6 +293,7 @@ impl Hippocampus {
                 }
             }
             max_id = max_id.max(Some(id));
+            intern_into(&mut names, &mut record);
             let s = slots.insert(record);
             index.insert_ids(s, &ids, slots.order());
         }
@@ -323,6 +327,7 @@ impl Hippocampus {
             queries: snap.queries,
             vectors,
             max_id,
+            names,
         })
     }
 
@@ -335,6 +340,7 @@ impl Hippocampus {
         self.counters = r.counters;
         self.queries.store(r.queries, std::sync::atomic::Ordering::Relaxed);
         self.vectors = r.vectors;
+        self.names = r.names;
         if let Some(id) = r.max_id {
             self.ids.observe(id);
         }

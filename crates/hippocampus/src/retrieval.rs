@@ -157,9 +157,9 @@ fn field_matches(rec: &Episode, kind: KeyKind, text: &str) -> bool {
         (KeyKind::Goal, Episode::Compressed(c)) => c.goal.as_deref() == Some(text),
         (KeyKind::Tool, r) => r.tool_name() == text,
         (KeyKind::Success, r) => success_text(r.success()) == text,
-        (KeyKind::Mode, Episode::Full(m)) => m.context.active_mode == text,
-        (KeyKind::Object, Episode::Full(m)) => m.perception.detected_objects.iter().any(|o| o == text),
-        (KeyKind::Person, Episode::Full(m)) => m.perception.detected_people.iter().any(|p| p == text),
+        (KeyKind::Mode, Episode::Full(m)) => &*m.context.active_mode == text,
+        (KeyKind::Object, Episode::Full(m)) => m.perception.detected_objects.iter().any(|o| &**o == text),
+        (KeyKind::Person, Episode::Full(m)) => m.perception.detected_people.iter().any(|p| &**p == text),
         _ => false,
     }
 }

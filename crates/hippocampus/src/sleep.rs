@@ -59,7 +59,7 @@ pub const PRESSURE_LEAK_PER_SEC: f64 = 0.02;
 /// Query signatures an episode remembers for use pressure.
 pub const MAX_ACCESS_CONTEXTS: usize = 10;
 /// Records at which sleep scores in parallel.
-const PARALLEL_SLEEP_MIN: usize = 16_384;
+const PARALLEL_SLEEP_MIN: usize = 4096;
 
 /// What a promotion pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,11 +84,7 @@ impl EpisodicMemory {
     pub fn into_compressed(self, edge_count: u32) -> CompressedMemory {
         let had_user_input = self.perception.had_user_input();
         let object_count = u32::try_from(self.perception.detected_objects.len()).unwrap_or(u32::MAX);
-        let mut intent = self.decision.intent;
-        let goal = match intent.remove("goal") {
-            Some(maxim_core::value::Value::Text(g)) => Some(g),
-            _ => self.context.active_goal,
-        };
+        let goal = self.compressed_goal();
         CompressedMemory {
             meta: self.meta,
             run_id: self.run_id,
@@ -278,6 +274,7 @@ impl Hippocampus {
         self.remove_slots(&doomed);
         self.counters.consolidations += 1;
         self.counters.compressions += report.compressed as u64;
+        self.purge_names();
         tracing::debug!(
             promoted = report.promoted,
             compressed = report.compressed,
@@ -333,11 +330,17 @@ mod tests {
     fn into_compressed_agrees_with_from_episodic() {
         let mut m = EpisodicMemory::new(RecordId::from_u128(3), Timestamp::from_secs(9));
         m.context.active_goal = Some("open door".into());
+        m.decision.intent.insert("goal", "open door".into());
         m.perception.detected_objects = vec!["door".into()];
         m.perception.transcript = Some("open it".into());
         m.action.tool_name = "push".into();
         let a = CompressedMemory::from_episodic(&m, 7);
         assert_eq!(m.clone().into_compressed(7), a);
+        let shared = m.clone().into_compressed(7).goal.unwrap();
+        assert!(
+            std::sync::Arc::ptr_eq(&shared, m.context.active_goal.as_ref().unwrap()),
+            "the same goal is shared"
+        );
         m.decision.intent.insert("goal", "kick door".into());
         assert_eq!(m.clone().into_compressed(1).goal.as_deref(), Some("kick door"));
         assert_eq!(CompressedMemory::from_episodic(&m, 1).goal.as_deref(), Some("kick door"));

@@ -31,11 +31,11 @@ use maxim_core::embed::VectorIndex;
 use maxim_core::graph::Graph;
 use maxim_core::layer::Callbacks;
 use maxim_core::{BoxError, IdGenerator, LayerStats, RecordId, SharedClock, Timestamp};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{HippocampusConfig, StrategyKind};
-use crate::episode::{Episode, EpisodicMemory};
+use crate::episode::{Episode, EpisodicMemory, Name};
 use crate::error::{Error, Result};
 use crate::index::{ContextIndex, IndexedKeys, KeyKind, Slot, SlotOrder, success_text};
 use crate::state_store::StateStore;
@@ -76,13 +76,23 @@ pub struct Counters {
     pub autosave_failures: u64,
 }
 
+/// A record id as two words: a map bucket of `(u64, u64, u32)` takes 24 bytes where one of
+/// `(u128, u32)` takes 32 (a `u128` is 16-byte aligned).
+pub(crate) type IdKey = (u64, u64);
+
+#[inline]
+pub(crate) fn id_key(id: RecordId) -> IdKey {
+    let bits = id.as_u128();
+    ((bits >> 64) as u64, bits as u64)
+}
+
 /// Records and their slot tables.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Slots {
     pub(crate) records: Vec<Option<Episode>>,
     pub(crate) ts: Vec<i64>,
     pub(crate) ids: Vec<RecordId>,
-    pub(crate) by_id: FxHashMap<RecordId, Slot>,
+    pub(crate) by_id: FxHashMap<IdKey, Slot>,
     pub(crate) free: Vec<Slot>,
 }
 
@@ -107,7 +117,7 @@ impl Slots {
 
     #[inline]
     pub(crate) fn slot_of(&self, id: RecordId) -> Option<Slot> {
-        self.by_id.get(&id).copied()
+        self.by_id.get(&id_key(id)).copied()
     }
 
     pub(crate) fn insert(&mut self, record: Episode) -> Slot {
@@ -125,7 +135,7 @@ impl Slots {
             self.ids.push(id);
             (self.records.len() - 1) as Slot
         };
-        self.by_id.insert(id, s);
+        self.by_id.insert(id_key(id), s);
         s
     }
 
@@ -133,7 +143,7 @@ impl Slots {
     /// still find it.
     pub(crate) fn take(&mut self, s: Slot) -> Option<Episode> {
         let rec = self.records.get_mut(s as usize)?.take()?;
-        self.by_id.remove(&rec.id());
+        self.by_id.remove(&id_key(rec.id()));
         self.free.push(s);
         Some(rec)
     }
@@ -189,6 +199,7 @@ pub struct Hippocampus {
     pub(crate) strategy: Arc<dyn RetentionStrategy>,
     pub(crate) temporal: Option<Arc<dyn TemporalContext>>,
     pub(crate) vectors: Option<VectorIndex>,
+    pub(crate) names: FxHashSet<Name>,
 }
 
 impl fmt::Debug for Hippocampus {
@@ -257,6 +268,7 @@ impl Hippocampus {
             compress_failures: AtomicU64::new(0),
             temporal: None,
             vectors,
+            names: FxHashSet::default(),
         })
     }
 
@@ -281,6 +293,7 @@ impl Hippocampus {
             strategy: Arc::clone(&self.strategy),
             temporal: None,
             vectors: self.vectors.clone(),
+            names: self.names.clone(),
         }
     }
 
@@ -595,6 +608,16 @@ impl Hippocampus {
         report
     }
 
+    /// Replaces the record's names by the layer's shared copies (adding new names).
+    pub(crate) fn intern_names(&mut self, record: &mut Episode) {
+        intern_into(&mut self.names, record);
+    }
+
+    /// Forgets the names no record uses any more.
+    pub(crate) fn purge_names(&mut self) {
+        self.names.retain(|n| Arc::strong_count(n) > 1);
+    }
+
     /// Calls every compression callback for `id`, containing failures.
     pub(crate) fn fire_compress(&self, id: RecordId) {
         for (idx, cb) in self.compress_callbacks.iter().enumerate() {
@@ -609,6 +632,19 @@ impl Hippocampus {
     }
 }
 
+/// Replaces `record`'s names by the copies in `names`, adding the new ones.
+pub(crate) fn intern_into(names: &mut FxHashSet<Name>, record: &mut Episode) {
+    record.for_each_name_mut(&mut |n| {
+        if let Some(shared) = names.get(&**n) {
+            if !Arc::ptr_eq(shared, n) {
+                *n = Arc::clone(shared);
+            }
+        } else {
+            names.insert(Arc::clone(n));
+        }
+    });
+}
+
 /// The index keys of a full episode (§3.4), for the kinds `indexed` holds: `goal:` from the
 /// active goal, `tool:` and `mode:` when not empty, `success:` always, one `object:` and
 /// `person:` per distinct name.
@@ -620,19 +656,19 @@ pub(crate) fn derive_keys(m: &EpisodicMemory, indexed: IndexedKeys) -> Vec<(KeyK
         }
     }
     if indexed.tool && !m.action.tool_name.is_empty() {
-        keys.push((KeyKind::Tool, &m.action.tool_name));
+        keys.push((KeyKind::Tool, &*m.action.tool_name));
     }
     if indexed.success {
         keys.push((KeyKind::Success, success_text(m.outcome.success)));
     }
     if indexed.mode && !m.context.active_mode.is_empty() {
-        keys.push((KeyKind::Mode, &m.context.active_mode));
+        keys.push((KeyKind::Mode, &*m.context.active_mode));
     }
     if indexed.object {
-        keys.extend(m.perception.detected_objects.iter().map(|o| (KeyKind::Object, o.as_str())));
+        keys.extend(m.perception.detected_objects.iter().map(|o| (KeyKind::Object, &**o)));
     }
     if indexed.person {
-        keys.extend(m.perception.detected_people.iter().map(|p| (KeyKind::Person, p.as_str())));
+        keys.extend(m.perception.detected_people.iter().map(|p| (KeyKind::Person, &**p)));
     }
     keys
 }

@@ -248,7 +248,7 @@ fn the_hub_fixture_capture_from_loop() {
     assert_eq!(found.len(), 1);
     let m = found[0].as_full().unwrap();
     assert_eq!(m.context.active_goal.as_deref(), Some("find mug"));
-    assert_eq!(m.context.active_mode, "exploration");
+    assert_eq!(&*m.context.active_mode, "exploration");
     assert_eq!(m.decision.confidence, 0.8);
     assert_eq!(h.recall(&RecallFilter::new().success(true), 10).len(), 1);
     assert_eq!(h.recall(&RecallFilter::new().success(false), 10).len(), 0);
@@ -292,4 +292,21 @@ fn equal_state_snapshots_share_one_entry() {
     assert_eq!(ra, h.peek(b).unwrap().as_full().unwrap().context.state_ref);
     assert_eq!(h.state_store().len(), 1);
     assert_eq!(ra.unwrap().to_string().len(), 16);
+}
+
+#[test]
+fn names_are_shared_between_episodes_and_forgotten_with_them() {
+    let (clock, mut h) = layer();
+    let a = h.capture(episode(&["mug"], "find mug", "look", None)).unwrap();
+    let b = h.capture(episode(&["mug"], "find mug", "look", None)).unwrap();
+    let name = |id| h.peek(id).unwrap().as_full().unwrap().perception.detected_objects[0].clone();
+    assert!(Arc::ptr_eq(&name(a), &name(b)), "one allocation for every `mug`");
+    let goal = |id| h.peek(id).unwrap().as_full().unwrap().context.active_goal.clone().unwrap();
+    assert!(Arc::ptr_eq(&goal(a), &goal(b)));
+    let shared_goal = goal(b);
+    // Compression keeps sharing the goal and the tool.
+    h.compress(a).unwrap();
+    let c = h.peek(a).unwrap().as_compressed().unwrap().goal.clone().unwrap();
+    assert!(Arc::ptr_eq(&c, &shared_goal));
+    let _ = clock;
 }

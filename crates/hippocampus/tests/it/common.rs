@@ -23,12 +23,12 @@ pub(crate) fn layer_with(config: HippocampusConfig) -> (ManualClock, Hippocampus
 /// An episode with these objects, active goal (also the intent's goal), tool and success.
 pub(crate) fn episode(objects: &[&str], goal: &str, tool: &str, success: Option<bool>) -> NewEpisode {
     let mut e = NewEpisode::default();
-    e.perception.detected_objects = objects.iter().map(|o| (*o).to_owned()).collect();
+    e.perception.detected_objects = objects.iter().map(|&o| o.into()).collect();
     if !goal.is_empty() {
-        e.context.active_goal = Some(goal.to_owned());
+        e.context.active_goal = Some(goal.into());
         e.decision.intent.insert("goal", Value::from(goal));
     }
-    tool.clone_into(&mut e.action.tool_name);
+    e.action.tool_name = tool.into();
     e.outcome.success = success;
     e
 }

@@ -17,8 +17,8 @@ impl ContractFixture for Fixture {
     fn record(&self, _layer: &mut Hippocampus, n: usize, now: Timestamp) -> Episode {
         let id = RecordId::from_parts(now, 1000 + n as u64);
         let mut m = EpisodicMemory::new(id, now);
-        m.context.active_goal = Some(format!("goal {n}"));
-        m.action.tool_name = format!("tool_{n}");
+        m.context.active_goal = Some(format!("goal {n}").into());
+        m.action.tool_name = format!("tool_{n}").into();
         m.outcome.success = Some(n % 2 == 0);
         Episode::from(m)
     }

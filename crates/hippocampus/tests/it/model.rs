@@ -60,12 +60,12 @@ fn apply(h: &mut Hippocampus, model: &mut Vec<Model>, op: &Op) {
     match op {
         Op::Capture { objects, people, goal, tool, success, at } => {
             let mut e = NewEpisode::default();
-            e.perception.detected_objects = objects.iter().map(|&o| OBJECTS[o].to_owned()).collect();
-            e.perception.detected_people = people.iter().map(|&p| PEOPLE[p].to_owned()).collect();
+            e.perception.detected_objects = objects.iter().map(|&o| OBJECTS[o].into()).collect();
+            e.perception.detected_people = people.iter().map(|&p| PEOPLE[p].into()).collect();
             if !GOALS[*goal].is_empty() {
-                e.context.active_goal = Some(GOALS[*goal].to_owned());
+                e.context.active_goal = Some(GOALS[*goal].into());
             }
-            TOOLS[*tool].clone_into(&mut e.action.tool_name);
+            e.action.tool_name = TOOLS[*tool].into();
             e.outcome.success = *success;
             let ts = T0 + Duration::from_secs(*at);
             e.timestamp = Some(ts);
@@ -184,8 +184,8 @@ proptest! {
             apply(&mut h, &mut model, op);
         }
         let probe = Perception {
-            detected_objects: objects.iter().map(|&o| OBJECTS[o].to_owned()).collect(),
-            detected_people: people.iter().map(|&p| PEOPLE[p].to_owned()).collect(),
+            detected_objects: objects.iter().map(|&o| OBJECTS[o].into()).collect(),
+            detected_people: people.iter().map(|&p| PEOPLE[p].into()).collect(),
             ..Perception::default()
         };
         let query: BTreeSet<String> = probe

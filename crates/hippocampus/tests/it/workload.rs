@@ -28,12 +28,12 @@ fn at(i: usize) -> Timestamp {
 /// The capture input of one drawn episode (part a).
 fn input(e: &EpisodeDraw) -> NewEpisode {
     let mut n = NewEpisode::default();
-    n.perception.detected_objects.clone_from(&e.objects);
+    n.perception.detected_objects = e.objects.iter().map(|o| o.as_str().into()).collect();
     n.perception.salience = e.salience;
     n.perception.novelty = e.novelty;
-    n.context.active_goal = Some(e.goal_text().to_owned());
+    n.context.active_goal = Some(e.goal_text().into());
     n.decision.intent.insert("goal", Value::from(e.goal_text()));
-    n.action.tool_name.clone_from(&e.tool);
+    n.action.tool_name = e.tool.as_str().into();
     n.outcome.success = Some(e.success);
     n
 }
