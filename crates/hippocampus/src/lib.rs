@@ -50,10 +50,11 @@
 //! quoted about 2.5 KB of JSON for a full episode and about 200 bytes compressed.)
 //! A workload episode takes about 400 bytes of snapshot file, graph edges included.
 //!
-//! In memory a full workload episode costs about **1.9 KB resident** with its index
-//! entries and its share of the graph (about ten directed edges, some 800 bytes of it):
-//! 1,978 bytes per episode at 10^4 episodes and 1,671 at 10^5 (growth of the resident set
-//! over the capture loop, `cargo bench -p maxim-benches --bench hippocampus`). Names
+//! In memory a full workload episode costs under **2 KB resident** with its index entries
+//! and its share of the graph (about ten directed edges, some 800 bytes of it): 1,966 bytes
+//! per episode at 10^4 episodes and 1,870 at 10^5 (growth of the resident set over the
+//! capture loop in a fresh process, printed by
+//! `cargo bench -p maxim-benches --bench hippocampus`). Names
 //! (objects, people, goals, modes, tools) are [`Name`]s interned by the layer, so the
 //! thousands of episodes that saw `mug` share one allocation; maps and lists are trimmed
 //! to their length at capture.
