@@ -471,6 +471,7 @@ enum Step {
     SyncFile,
     LinkBackup,
     CopyBackup,
+    RenameBackup,
     Rename,
     SyncDir,
     KeepAside,
@@ -689,27 +690,32 @@ fn create_dirs(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Makes `<path>.backup` hold the current file: a hard link, or a synced copy. Failures are
-/// logged and give `None`; the save goes on.
+/// Makes `<path>.backup` hold the current file, if the current file is an intact snapshot:
+/// a hard link (or a synced copy) under a temporary name, renamed over the old backup, so
+/// the old backup survives any failure. Failures are logged and give `None`; the save goes on.
 fn keep_backup(path: &Path, hook: &mut Hook<'_>) -> Option<PathBuf> {
     let backup = backup_path(path).ok()?;
-    match fs::remove_file(&backup) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => {
-            tracing::warn!(backup = %backup.display(), error = %e, "cannot replace the old backup");
+    match inspect(path) {
+        Ok(info) if info.is_intact() => {}
+        Ok(_) | Err(_) => {
+            tracing::warn!(path = %path.display(), "the file being replaced does not verify; the old backup is kept");
             return None;
         }
     }
-    let linked = hook(Step::LinkBackup).and_then(|()| fs::hard_link(path, &backup));
-    if linked.is_ok() {
-        return Some(backup);
-    }
-    match hook(Step::CopyBackup).and_then(|()| copy_synced(path, &backup)) {
+    let mut temp_name = backup.file_name()?.to_os_string();
+    temp_name.push(format!(".tmp-{}", std::process::id()));
+    let temp = backup.with_file_name(temp_name);
+    let _ = fs::remove_file(&temp);
+    let made = hook(Step::LinkBackup)
+        .and_then(|()| fs::hard_link(path, &temp))
+        .or_else(|_| hook(Step::CopyBackup).and_then(|()| copy_synced(path, &temp)))
+        .and_then(|()| hook(Step::RenameBackup))
+        .and_then(|()| fs::rename(&temp, &backup));
+    match made {
         Ok(()) => Some(backup),
         Err(e) => {
-            let _ = fs::remove_file(&backup);
-            tracing::warn!(backup = %backup.display(), error = %e, "cannot keep a backup; saving without one");
+            let _ = fs::remove_file(&temp);
+            tracing::warn!(backup = %backup.display(), error = %e, "cannot refresh the backup; the old one is kept");
             None
         }
     }

@@ -495,6 +495,37 @@ fn a_backup_that_cannot_be_made_does_not_fail_the_save() {
 }
 
 #[test]
+fn a_failed_backup_refresh_keeps_the_old_backup() {
+    for failing in [&[Step::LinkBackup, Step::CopyBackup][..], &[Step::RenameBackup]] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.snap");
+        save(&path, "test", &"one").unwrap();
+        save(&path, "test", &"two").unwrap();
+        let mut hook = |step| if failing.contains(&step) { Err(io::Error::other("no")) } else { Ok(()) };
+        let report = save_hooked(&path, "test", &"three", &mut hook).unwrap();
+        assert_eq!(report.backup, None, "{failing:?}");
+        assert_eq!(load::<String>(backup_path(&path).unwrap(), "test").unwrap(), "one", "{failing:?}");
+        assert_eq!(load::<String>(&path, "test").unwrap(), "three");
+        assert_eq!(listing(dir.path()), ["x.snap", "x.snap.backup"], "{failing:?}");
+    }
+}
+
+#[test]
+fn a_file_that_does_not_verify_never_becomes_the_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.snap");
+    save(&path, "test", &"one").unwrap();
+    save(&path, "test", &"two").unwrap();
+    let mut bytes = fs::read(&path).unwrap();
+    *bytes.last_mut().unwrap() ^= 1;
+    fs::write(&path, &bytes).unwrap();
+    let report = save(&path, "test", &"three").unwrap();
+    assert_eq!(report.backup, None);
+    assert_eq!(load::<String>(backup_path(&path).unwrap(), "test").unwrap(), "one");
+    assert_eq!(load::<String>(&path, "test").unwrap(), "three");
+}
+
+#[test]
 fn saving_creates_missing_parent_directories() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a").join("b").join("x.snap");
