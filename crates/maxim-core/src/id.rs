@@ -185,9 +185,9 @@ impl SplitMix64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
-    /// An integer in `[0, n)` (`next_u64() mod n`, as the workload defines it). `n` must not be 0.
+    /// An integer in `[0, n)` (`next_u64() mod n`, as the workload defines it); 0 when `n` is 0.
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
+        self.next_u64().checked_rem(n).unwrap_or(0)
     }
 }
 
@@ -212,10 +212,11 @@ impl IdGenerator {
     }
 
     /// The next id, made at `now`. Strictly greater than every id this generator made before,
-    /// even if the clock stands still or steps back.
+    /// even if the clock stands still or steps back (until the 128-bit space is exhausted,
+    /// which no clock reaches: the last id then repeats).
     pub fn next_id(&mut self, now: Timestamp) -> RecordId {
         let candidate = RecordId::from_parts(now, self.rng.next_u64()).0;
-        let id = if candidate > self.last { candidate } else { self.last.wrapping_add(1) };
+        let id = if candidate > self.last { candidate } else { self.last.saturating_add(1) };
         self.last = id;
         RecordId(id)
     }
@@ -243,6 +244,11 @@ mod tests {
         assert_eq!(rng.next_u64(), 0x910a_2dec_8902_5cc1);
         assert_eq!(rng.next_u64(), 0xbeeb_8da1_658e_ec67);
         assert_eq!(rng.next_u64(), 0xf893_a2ee_fb32_555e);
+    }
+
+    #[test]
+    fn below_zero_is_zero_rather_than_a_panic() {
+        assert_eq!(SplitMix64::new(4).below(0), 0);
     }
 
     #[test]

@@ -106,11 +106,14 @@ impl fmt::Debug for Trust {
 
 /// Where a memory came from.
 ///
-/// The text form (used by serde and `Display`/`FromStr`) is one of `user_stated`,
-/// `tool_result`, `web:<domain>`, `episodic`, `agent_inference`, `direct_ingestion`,
-/// `built_in`, or any other non-empty name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+/// The text form (`Display`/`FromStr`, and serde in human-readable formats such as JSON) is
+/// one of `user_stated`, `tool_result`, `web:<domain>`, `episodic`, `agent_inference`,
+/// `direct_ingestion`, `built_in`, or any other non-empty name; parsing it validates and
+/// normalises (domains are lowercased, names trimmed). Binary formats (the snapshot codec)
+/// store the variant itself, so whatever was saved loads back exactly. Build the
+/// text-carrying variants with [`Source::web`] and [`Source::other`] to get the same checks
+/// as parsing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Source {
     /// The user said it.
     UserStated,
@@ -131,6 +134,21 @@ pub enum Source {
 }
 
 impl Source {
+    /// A web source for `domain` (trimmed, lowercased); an error when it is empty.
+    pub fn web(domain: &str) -> Result<Self> {
+        let domain = domain.trim();
+        if domain.is_empty() {
+            return Err(Error::invalid("source", "web source without a domain"));
+        }
+        Ok(Self::Web(domain.to_ascii_lowercase()))
+    }
+
+    /// A source named `name` (trimmed), parsed as the text form is: a built-in name gives its
+    /// variant, `web:<domain>` a web source; an error when it is empty.
+    pub fn other(name: &str) -> Result<Self> {
+        name.parse()
+    }
+
     /// The trust a record from this source gets when the caller has nothing better:
     /// user_stated and built_in 1.0, tool_result 0.8, direct_ingestion 0.7, episodic 0.6,
     /// agent_inference 0.5, web and other sources 0.3.
@@ -174,24 +192,75 @@ impl FromStr for Source {
             "direct_ingestion" => Self::DirectIngestion,
             "built_in" => Self::BuiltIn,
             other => match other.strip_prefix("web:") {
-                Some("") => return Err(Error::invalid("source", "web source without a domain")),
-                Some(domain) => Self::Web(domain.to_ascii_lowercase()),
+                Some(domain) => Self::web(domain)?,
                 None => Self::Other(other.to_owned()),
             },
         })
     }
 }
 
-impl TryFrom<String> for Source {
-    type Error = Error;
-    fn try_from(s: String) -> Result<Self> {
-        s.parse()
+/// The binary serde form of [`Source`]: the variant itself (the order of the variants is
+/// the wire format; append, never reorder).
+#[derive(Serialize)]
+enum SourceRef<'a> {
+    UserStated,
+    ToolResult,
+    Web(&'a str),
+    Episodic,
+    AgentInference,
+    DirectIngestion,
+    BuiltIn,
+    Other(&'a str),
+}
+
+/// The owned twin of [`SourceRef`], for reading.
+#[derive(Deserialize)]
+enum SourceRepr {
+    UserStated,
+    ToolResult,
+    Web(String),
+    Episodic,
+    AgentInference,
+    DirectIngestion,
+    BuiltIn,
+    Other(String),
+}
+
+impl Serialize for Source {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            return serializer.collect_str(self);
+        }
+        match self {
+            Self::UserStated => SourceRef::UserStated,
+            Self::ToolResult => SourceRef::ToolResult,
+            Self::Web(domain) => SourceRef::Web(domain),
+            Self::Episodic => SourceRef::Episodic,
+            Self::AgentInference => SourceRef::AgentInference,
+            Self::DirectIngestion => SourceRef::DirectIngestion,
+            Self::BuiltIn => SourceRef::BuiltIn,
+            Self::Other(name) => SourceRef::Other(name),
+        }
+        .serialize(serializer)
     }
 }
 
-impl From<Source> for String {
-    fn from(s: Source) -> String {
-        s.to_string()
+impl<'de> Deserialize<'de> for Source {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        if deserializer.is_human_readable() {
+            let text = String::deserialize(deserializer)?;
+            return text.parse().map_err(serde::de::Error::custom);
+        }
+        Ok(match SourceRepr::deserialize(deserializer)? {
+            SourceRepr::UserStated => Self::UserStated,
+            SourceRepr::ToolResult => Self::ToolResult,
+            SourceRepr::Web(domain) => Self::Web(domain),
+            SourceRepr::Episodic => Self::Episodic,
+            SourceRepr::AgentInference => Self::AgentInference,
+            SourceRepr::DirectIngestion => Self::DirectIngestion,
+            SourceRepr::BuiltIn => Self::BuiltIn,
+            SourceRepr::Other(name) => Self::Other(name),
+        })
     }
 }
 
@@ -365,6 +434,28 @@ mod tests {
         assert_eq!("web:Example.COM".parse::<Source>().unwrap(), Source::Web("example.com".into()));
         assert!("".parse::<Source>().is_err());
         assert!("web:".parse::<Source>().is_err());
+        assert!(Source::web("  ").is_err());
+        assert_eq!(Source::web(" A.org ").unwrap(), Source::Web("a.org".into()));
+        assert_eq!(Source::other("tool_result").unwrap(), Source::ToolResult);
+        assert!(Source::other("").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_source_survives_the_snapshot_codec_exactly(text in ".*", variant in 0..8u8) {
+            let source = match variant {
+                0 => Source::UserStated,
+                1 => Source::ToolResult,
+                2 => Source::Web(text),
+                3 => Source::Episodic,
+                4 => Source::AgentInference,
+                5 => Source::DirectIngestion,
+                6 => Source::BuiltIn,
+                _ => Source::Other(text),
+            };
+            let bytes = postcard::to_stdvec(&source).unwrap();
+            proptest::prop_assert_eq!(postcard::from_bytes::<Source>(&bytes).unwrap(), source);
+        }
     }
 
     #[test]

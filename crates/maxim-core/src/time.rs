@@ -62,9 +62,10 @@ impl Timestamp {
         self.0 as f64 / MICROS_PER_SEC as f64
     }
 
-    /// Signed seconds from `earlier` to `self` (negative when `earlier` is later).
+    /// Signed seconds from `earlier` to `self` (negative when `earlier` is later). Exact for
+    /// any two timestamps: the difference is taken in 128 bits, so it never overflows.
     pub fn secs_since(self, earlier: Self) -> f64 {
-        (self.0 - earlier.0) as f64 / MICROS_PER_SEC as f64
+        (i128::from(self.0) - i128::from(earlier.0)) as f64 / MICROS_PER_SEC as f64
     }
 
     /// Signed days from `earlier` to `self`.
@@ -140,9 +141,9 @@ fn duration_micros(d: Duration) -> i64 {
     i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
 }
 
-/// Days as a [`Duration`] (`days(7)` is a week).
+/// Days as a [`Duration`] (`days(7)` is a week); saturates instead of overflowing.
 pub const fn days(n: u64) -> Duration {
-    Duration::from_secs(n * 86_400)
+    Duration::from_secs(n.saturating_mul(86_400))
 }
 
 /// A source of "now".
@@ -249,6 +250,10 @@ mod tests {
             Timestamp::from_micros(i64::MAX)
         );
         assert_eq!((t + days(2)).days_since(t), 2.0);
+        let (min, max) = (Timestamp::from_micros(i64::MIN), Timestamp::from_micros(i64::MAX));
+        assert!(max.secs_since(min) > 1.8e13);
+        assert!(min.secs_since(max) < -1.8e13);
+        assert_eq!(days(u64::MAX), Duration::from_secs(u64::MAX));
     }
 
     #[test]

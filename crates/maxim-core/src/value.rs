@@ -19,6 +19,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// How deeply lists and maps may nest in a [`Value`] that is read from bytes. Deeper input is
+/// refused with a decode error instead of exhausting the stack.
+pub const MAX_DEPTH: u32 = 64;
+
 /// A JSON-like value.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub enum Value {
@@ -34,9 +38,37 @@ pub enum Value {
     /// Text.
     Text(String),
     /// A list.
-    List(Vec<Value>),
+    List(#[serde(deserialize_with = "nested")] Vec<Value>),
     /// A map with text keys.
-    Map(Map),
+    Map(#[serde(deserialize_with = "nested")] Map),
+}
+
+std::thread_local! {
+    static DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one level of nesting while `T` is read; refuses more than [`MAX_DEPTH`] levels.
+fn nested<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Level;
+    impl Drop for Level {
+        fn drop(&mut self) {
+            DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+        }
+    }
+    let depth = DEPTH.with(|d| {
+        let next = d.get() + 1;
+        d.set(next);
+        next
+    });
+    let _level = Level;
+    if depth > MAX_DEPTH {
+        return Err(serde::de::Error::custom(format_args!("values nest deeper than {MAX_DEPTH} levels")));
+    }
+    T::deserialize(deserializer)
 }
 
 impl Value {
@@ -248,6 +280,24 @@ mod tests {
         let v = sample();
         let bytes = postcard::to_stdvec(&v).unwrap();
         assert_eq!(postcard::from_bytes::<Value>(&bytes).unwrap(), v);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_without_exhausting_the_stack() {
+        let mut ok = Value::Null;
+        for _ in 0..MAX_DEPTH {
+            ok = Value::List(vec![ok]);
+        }
+        let bytes = postcard::to_stdvec(&ok).unwrap();
+        assert_eq!(postcard::from_bytes::<Value>(&bytes).unwrap(), ok);
+        let too_deep = Value::List(vec![ok.clone()]);
+        assert!(postcard::from_bytes::<Value>(&postcard::to_stdvec(&too_deep).unwrap()).is_err());
+        // A crafted payload of 200,000 nested lists: variant 5 (List) with one element, repeated.
+        let mut crafted = [5u8, 1].repeat(200_000);
+        crafted.push(0);
+        assert!(postcard::from_bytes::<Value>(&crafted).is_err());
+        // The depth counter is back to zero after errors.
+        assert_eq!(postcard::from_bytes::<Value>(&bytes).unwrap(), ok);
     }
 
     #[test]
