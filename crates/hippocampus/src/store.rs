@@ -672,3 +672,91 @@ pub(crate) fn derive_keys(m: &EpisodicMemory, indexed: IndexedKeys) -> Vec<(KeyK
     }
     keys
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::NewEpisode;
+    use maxim_core::{ManualClock, Timestamp};
+
+    fn store() -> (Hippocampus, Vec<RecordId>) {
+        let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+        let mut h = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
+        let ids = (0..4)
+            .map(|i| {
+                let mut e = NewEpisode::default();
+                e.perception.detected_objects =
+                    vec!["mug".into(), if i % 2 == 0 { "cup" } else { "box" }.into()];
+                e.context.active_goal = Some("find mug".into());
+                h.capture(e).unwrap()
+            })
+            .collect();
+        (h, ids)
+    }
+
+    #[test]
+    fn repair_rebuilds_a_damaged_index_and_drops_orphans() {
+        let (mut h, ids) = store();
+        assert!(h.check_consistency().is_consistent());
+        h.compress(ids[0]).unwrap();
+        let mug = h.index.lookup(KeyKind::Object, "mug").unwrap();
+        h.index.corrupt_for_test(mug);
+        h.graph.add_node(RecordId::from_u128(77)).unwrap();
+        h.candidates.push_back(RecordId::from_u128(78));
+        let found = h.check_consistency();
+        assert!(found.orphan_index_entries >= 1);
+        assert_eq!((found.orphan_graph_nodes, found.stale_candidates), (1, 1));
+        let repaired = h.repair_consistency();
+        assert_eq!(repaired, found, "repair reports what it found");
+        assert!(h.check_consistency().is_consistent());
+        // The compressed record kept its object keys through the rebuild.
+        let object_keys = h.keys_of(ids[0]).into_iter().filter(|k| k.kind() == KeyKind::Object).count();
+        assert_eq!(object_keys, 2);
+        assert_eq!(h.memories_by_index(&crate::IndexKey::Object("mug".into())).len(), 4);
+    }
+
+    #[test]
+    fn stats_name_every_counter() {
+        let (h, _) = store();
+        let stats = h.layer_stats();
+        for key in [
+            "memories_captured",
+            "queries",
+            "successful",
+            "failed",
+            "long_term_count",
+            "edges_formed",
+            "consolidations",
+            "compressions",
+            "removals",
+            "callback_failures",
+            "total_memories",
+            "compressed_memories",
+            "full_memories",
+            "long_term_memories",
+            "index_keys",
+            "consolidation_candidates",
+            "state_store_entries",
+            "state_store_max_entries",
+            "graph_nodes",
+            "graph_edges",
+            "graph_enabled",
+        ] {
+            assert!(stats.counters.contains_key(key), "{key}");
+        }
+        assert_eq!(stats.counters["memories_captured"], 4);
+        assert_eq!(stats.records, 4);
+        assert_eq!(stats.graph_edges, h.graph.edge_count());
+    }
+
+    #[test]
+    fn a_clone_has_the_contents_but_no_callbacks() {
+        let (mut h, ids) = store();
+        h.on_delete(Box::new(|_| Err("no".into())));
+        let mut copy = h.clone_without_callbacks();
+        copy.remove(ids[0]).unwrap();
+        assert_eq!(copy.callback_failures(), 0);
+        assert!(h.contains(ids[0]) && !copy.contains(ids[0]));
+        assert_eq!(h.len(), 4);
+    }
+}
