@@ -445,12 +445,15 @@ impl Atl {
         if limit == 0 {
             return Vec::new();
         }
-        self.state
-            .graph
-            .spread(seeds, params)
-            .ranked(Some(limit))
-            .into_iter()
-            .filter_map(|(id, a)| self.state.record(id).map(|r| (r, a)))
+        let ranked = self.state.graph.spread(seeds, params).ranked(Some(limit));
+        // Two passes: the hash probes of all results are independent, so the processor
+        // overlaps their cache misses instead of waiting for each record in turn.
+        let slots: Vec<Option<u32>> =
+            ranked.iter().map(|(id, _)| self.state.slots.get(id).copied()).collect();
+        ranked
+            .iter()
+            .zip(slots)
+            .filter_map(|(&(_, a), slot)| slot.map(|s| (&self.state.records[s as usize], a)))
             .collect()
     }
 
