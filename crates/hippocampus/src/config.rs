@@ -91,7 +91,10 @@ pub struct HippocampusConfig {
     pub default_trust: Option<f64>,
     /// The embedder for text similarity (`recall_similar_text`); off by default, because each
     /// episode then carries a vector (512 bytes at the default 128 dimensions) and each
-    /// capture embeds its text.
+    /// capture embeds its text: with the default `HashEmbedder` a workload episode costs
+    /// about 0.6 KB more resident (2.55 KB instead of 1.97 KB at 10^4 episodes) and a capture
+    /// about a microsecond more, and `recall_similar_text` scans every vector (about 0.3 ms at
+    /// 10^4 episodes). Vectors are not saved: a load embeds the records again.
     pub embedder: Option<Arc<dyn Embedder>>,
 }
 
