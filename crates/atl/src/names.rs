@@ -17,7 +17,9 @@
 //! word (stop words count only when the name has nothing else). Candidates whose bigram
 //! count is too far from the key's to ever reach the threshold are skipped before they are
 //! scored. `concept_00001` ... `concept_99999` thus never meet: each sits in the block of its
-//! own number.
+//! own number. The walk is linear in the blocks the key falls in: a prefix shared by very many
+//! names of one category and number set (10^4 tool names all starting with `too`, say) makes
+//! a long block, whose candidates the length filter mostly skips without scoring them.
 //!
 //! What merges at the default threshold: typos inside a word ("coffe mug" ↔ "coffee mug",
 //! 0.95), word order ("mug coffee" ↔ "coffee mug", 1.0). What does not: "mug" ↔ "coffee mug"
