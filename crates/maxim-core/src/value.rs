@@ -200,6 +200,16 @@ impl Map {
         Self(Vec::new())
     }
 
+    /// An empty map with room for `n` keys.
+    pub fn with_capacity(n: usize) -> Self {
+        Self(Vec::with_capacity(n))
+    }
+
+    /// Releases the room the map holds beyond its keys (records keep their maps for long).
+    pub fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
+
     /// The value under `key`.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
