@@ -60,7 +60,7 @@ use crate::error::{Error, Result};
 use crate::id::RecordId;
 use crate::record::{RecordMeta, check_finite, check_unit};
 use crate::time::Timestamp;
-use crate::trace::{TraceParams, compute_retrieval_score};
+use crate::trace::TraceParams;
 
 /// The parameters of ranking.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -123,16 +123,11 @@ pub fn memory_score(meta: &RecordMeta, now: Timestamp, cfg: &RankConfig) -> f64 
     seed_score(meta.trust.get(), now.days_since(meta.accessed_at), uses, cfg.half_life_days, cfg.use_bonus)
 }
 
-/// The trace score of a record at `now` (lex-memory's composite), with the strength its
-/// trace has decayed to at `now`; `associated` adds the 15% Hebbian bonus.
+/// The trace score of a record at `now` (lex-memory's composite): its trace's
+/// [`TraceState::retrieval_score`](crate::trace::TraceState::retrieval_score), with the
+/// strength at `now`; `associated` adds the 15% Hebbian bonus.
 pub fn trace_score(meta: &RecordMeta, now: Timestamp, associated: bool, params: &TraceParams) -> f64 {
-    let trace = &meta.trace;
-    compute_retrieval_score(
-        trace.strength_at(now, params),
-        trace.emotional_intensity(),
-        now.secs_since(trace.last_reinforced()),
-        associated,
-    )
+    meta.trace.retrieval_score(now, associated, params)
 }
 
 /// `relevance × memory_score × (1 + trace_score)`; an error when `relevance` is NaN or

@@ -3,11 +3,14 @@
 //! - the pure formulas with the reference's operation order
 //!   ([`compute_decay`], [`compute_reinforcement`], [`compute_retrieval_score`],
 //!   [`compute_storage_tier`]) and the named constants;
-//! - [`TraceState`]: the state a record carries, with time-based decay
-//!   ([`TraceState::strength_at`], [`TraceParams`]), reinforcement, tiers and scores, and
-//!   [`decay_all`] over a slice of states;
-//! - [`TraceStore`]: a store of traces with payloads, decay cycles, tier migration, ranked
-//!   retrieval, Hebbian links and erasure.
+//! - [`TraceState`]: the state a record carries. Its strength is not stored: it is a pure
+//!   function of the state and the time ([`TraceState::strength_at`], [`TraceParams`]),
+//!   decaying from the strength the trace had at its creation or last reinforcement. Tiers,
+//!   retrieval scores and dispositions all read it at their `now`; [`decay_all`] evaluates it
+//!   for a whole slice of states;
+//! - [`TraceStore`]: a store of traces with payloads, decay cycles (which prune faded traces),
+//!   tier migration, ranked retrieval, Hebbian links and erasure, every strength read at the
+//!   caller's `now`.
 //!
 //! ```
 //! use std::time::Duration;
@@ -22,11 +25,36 @@
 //!     assert!(!store.record_coactivation(a, b)?);
 //! }
 //! assert!(store.record_coactivation(a, b)?); // linked on the third co-activation
-//! let report = store.decay_cycle(t0 + Duration::from_secs(100 * 60));
+//! // 100 ticks later: 0.5 * 101^-0.01, whether or not a decay cycle runs.
+//! let later = t0 + Duration::from_secs(100 * 60);
+//! let strength = store.get(a).unwrap().state.strength_at(later, store.params());
+//! assert!((strength - 0.4774487829134969).abs() < 1e-12);
+//! let report = store.decay_cycle(later);
 //! assert_eq!((report.decayed, report.pruned), (2, 0));
-//! assert!((store.get(a).unwrap().state.strength() - 0.4774487829134969).abs() < 1e-12);
 //! # Ok::<(), maxim_core::Error>(())
 //! ```
+//!
+//! # Strength
+//!
+//! A [`TraceState`] keeps its *anchor*, the strength it had at `anchored_at` (its creation or
+//! its last reinforcement), and decays it from there by lex-memory's power law:
+//! `strength_at(now) = compute_decay(anchor, rate, ticks, intensity)`, with `ticks` the whole
+//! ticks of [`TraceParams::tick`] (default 60 s) from `anchored_at` to `now`. Only two events
+//! change a state:
+//! - a reinforcement adds 0.1 (0.3 in the imprint window) to the strength at that instant and
+//!   re-anchors there, so decay goes on from the reinforced strength;
+//! - a rehearsal (a retrieval, `RecordMeta::touch`) only moves `last_reinforced`, which drives
+//!   the tier and the recency of the retrieval score. Strength and decay go on unchanged:
+//!   restarting a power law's clock on every access would make the most used traces decay
+//!   fastest.
+//!
+//! The peak (the highest strength reached) is kept for reporting only. A trace never
+//! reinforced has `anchor == peak` and takes lex-memory's value for the same tick count. After
+//! a reinforcement below the peak, maxim decays from the reinforced strength where lex-memory's
+//! next decay cycle would recompute from the peak. Since a power law falls fastest just after
+//! its anchor, a reinforced old trace falls below the curve it would have followed unreinforced
+//! within hours (a year-old sensory trace: 0.107, reinforced to 0.207, is under the
+//! unreinforced curve a day later).
 
 use std::fmt;
 use std::str::FromStr;

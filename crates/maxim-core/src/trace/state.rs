@@ -1,27 +1,53 @@
 //! The trace state every record carries, its time-based decay, and [`decay_all`] over a
 //! slice of states.
 //!
-//! The reference decays every trace from its peak with one caller-supplied tick count
-//! (§5.2, pitfall 1 of §11). maxim counts the ticks of each trace itself: the whole ticks of
-//! [`TraceParams::tick`] (default 60 s, the reference decay actor's interval) elapsed since the
-//! trace was last reinforced or rehearsed. So
-//! `strength(now) = compute_decay(peak, rate, ticks_since_last_reinforced, intensity)`:
-//! decay stays computed from the peak (not cumulative), deterministic, and independent of how
-//! often it is run.
+//! A trace's strength is a pure function of its state and the time. A state keeps its
+//! *anchor*, the strength it had at `anchored_at` (its creation or its last reinforcement), and
+//! [`TraceState::strength_at`] decays it from there:
+//! `strength_at(now) = compute_decay(anchor, rate, ticks, intensity)`, with `ticks` the whole
+//! ticks of [`TraceParams::tick`] (default 60 s, the reference decay actor's interval) from
+//! `anchored_at` to `now`. No "current strength" is stored anywhere: tiers, retrieval scores,
+//! dispositions, rankings and pruning all evaluate the strength at their own `now`, so no
+//! answer depends on when a decay pass last ran.
+//!
+//! Two events change a state:
+//! - a *reinforcement* ([`TraceState::reinforce`]) adds 0.1 (0.3 in the imprint window) to the
+//!   strength at that instant and re-anchors the decay there: decay goes on from the
+//!   reinforced strength;
+//! - a *rehearsal* ([`TraceState::rehearse`], what a retrieval or `RecordMeta::touch` does)
+//!   moves `last_reinforced` only. The trace stays hot and scores as recent, but its strength
+//!   and its decay go on unchanged: restarting a power law's clock on every access would make
+//!   the most used traces decay fastest.
+//!
+//! Differences from the reference (§5.2, pitfall 1 of §11), which decays every trace from its
+//! peak by one caller-supplied tick count: maxim counts the ticks of each trace from its
+//! anchor. A trace never reinforced since its creation has `anchor == peak`, so it takes the
+//! reference's value for the same tick count. After a reinforcement, decay continues from the
+//! reinforced strength, where the reference's next decay cycle would recompute from the peak
+//! (and lift a trace reinforced below its peak straight back up to it). The peak is kept for
+//! reporting only.
 //!
 //! ```
 //! use std::time::Duration;
-//! use maxim_core::Timestamp;
+//! use maxim_core::{Timestamp, days};
 //! use maxim_core::trace::{TraceKind, TraceParams, TraceState};
 //! let t0 = Timestamp::from_secs(1_700_000_000);
 //! let params = TraceParams::default(); // 60-second ticks, no imprint window
-//! let mut trace = TraceState::new(TraceKind::Semantic, t0);
-//! // 100 ticks later: 0.5 * 101^-0.01.
-//! let later = t0 + Duration::from_secs(100 * 60);
-//! assert!((trace.decay(later, &params) - 0.4774487829134969).abs() < 1e-12);
-//! // Decaying again at the same time changes nothing: decay is computed from the peak.
-//! assert_eq!(trace.decay(later, &params), trace.strength());
-//! assert_eq!(trace.reinforce(later, &params)?, trace.strength());
+//! let mut trace = TraceState::new(TraceKind::Sensory, t0);
+//! // A year later the sensory trace has faded from 0.4 to 0.4 * 525,601^-0.1.
+//! let year = t0 + days(365);
+//! let old = trace.strength_at(year, &params);
+//! assert!((old - 0.10715).abs() < 1e-5);
+//! // A reinforcement adds 0.1 to that, and decay goes on from the reinforced strength.
+//! assert_eq!(trace.reinforce(year, &params)?, old + 0.1);
+//! assert_eq!(trace.strength_at(year, &params), old + 0.1);
+//! assert!(trace.strength_at(year + Duration::from_secs(60), &params) < old + 0.1);
+//! assert_eq!(trace.peak(), 0.4); // reporting only
+//! // A rehearsal keeps the trace hot but changes neither its strength nor its decay.
+//! let next_day = year + days(1);
+//! let before = trace.strength_at(next_day + days(1), &params);
+//! trace.rehearse(next_day);
+//! assert_eq!(trace.strength_at(next_day + days(1), &params), before);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -32,8 +58,8 @@ use serde::{Deserialize, Serialize};
 
 use super::TraceKind;
 use super::formula::{
-    DEFAULT_TICK, Disposition, IMPRINT_WINDOW, PRUNE_THRESHOLD, StorageTier, compute_decay,
-    compute_reinforcement, compute_retrieval_score, compute_storage_tier,
+    ARCHIVE_THRESHOLD, DEFAULT_TICK, Disposition, IMPRINT_WINDOW, PRUNE_THRESHOLD, StorageTier,
+    compute_decay, compute_reinforcement, compute_retrieval_score, compute_storage_tier,
 };
 use crate::error::{Error, Result};
 use crate::record::{check_signed_unit, check_unit};
@@ -166,18 +192,23 @@ pub enum ReinforceError {
     Firmware,
 }
 
-/// The trace state a record carries: kind, strength, peak, emotion, reinforcements and the
-/// time of the last reinforcement.
+/// The trace state a record carries: kind, the anchor its decay starts from, peak, emotion,
+/// reinforcements and the time of the last reinforcement or rehearsal.
 ///
-/// Invariants, checked by every constructor and by deserialisation: strength and peak are
-/// finite and in `[0, 1]` with `strength <= peak`, intensity is in `[0, 1]`, valence in
-/// `[-1, 1]`. lex-memory clamps out-of-range emotion silently; maxim refuses it with
-/// [`Error::OutOfRange`].
+/// The strength is not a field: [`TraceState::strength_at`] computes it for any time (see the
+/// [module docs](crate::trace#strength)).
+///
+/// Invariants, checked by every constructor and by deserialisation: anchor and peak are
+/// finite and in `[0, 1]` with `anchor <= peak`, intensity is in `[0, 1]`, valence in
+/// `[-1, 1]`, and `anchored_at <= last_reinforced` (the last reinforcement is also the last
+/// reinforcement-or-rehearsal at the latest). lex-memory clamps out-of-range emotion silently;
+/// maxim refuses it with [`Error::OutOfRange`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "TraceStateParts")]
+#[serde(try_from = "TraceStateParts", into = "TraceStateParts")]
 pub struct TraceState {
     kind: TraceKind,
-    strength: f64,
+    anchor: f64,
+    anchored_at: Timestamp,
     peak: f64,
     emotional_intensity: f64,
     emotional_valence: f64,
@@ -186,20 +217,22 @@ pub struct TraceState {
 }
 
 /// Every field of a [`TraceState`], for loading an explicit state
-/// ([`TraceState::from_parts`]); also the validated form serde reads.
+/// ([`TraceState::from_parts`]); also the validated form serde reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TraceStateParts {
     /// The kind (fixes the base decay rate).
     pub kind: TraceKind,
-    /// Current strength, in `[0, peak]`.
-    pub strength: f64,
-    /// Highest strength reached, in `[0, 1]`.
+    /// The strength at `anchored_at`, in `[0, peak]`; decay starts from it.
+    pub anchor: f64,
+    /// Creation or last reinforcement, at most `last_reinforced`.
+    pub anchored_at: Timestamp,
+    /// Highest strength reached, in `[0, 1]` (reporting only).
     pub peak: f64,
     /// Emotional intensity, in `[0, 1]`.
     pub emotional_intensity: f64,
     /// Emotional valence, in `[-1, 1]`.
     pub emotional_valence: f64,
-    /// Reinforcements so far.
+    /// Reinforcements so far (retrievals included).
     pub reinforcement_count: u32,
     /// Last reinforcement or rehearsal.
     pub last_reinforced: Timestamp,
@@ -212,14 +245,21 @@ impl TryFrom<TraceStateParts> for TraceState {
     }
 }
 
+impl From<TraceState> for TraceStateParts {
+    fn from(state: TraceState) -> Self {
+        state.to_parts()
+    }
+}
+
 impl TraceState {
-    /// A new trace of `kind` made at `now`: strength and peak at the kind's starting strength,
-    /// no emotion, no reinforcements.
+    /// A new trace of `kind` made at `now`: anchored at `now` with the kind's starting strength
+    /// (also its peak), no emotion, no reinforcements.
     pub fn new(kind: TraceKind, now: Timestamp) -> Self {
         let s = kind.starting_strength();
         Self {
             kind,
-            strength: s,
+            anchor: s,
+            anchored_at: now,
             peak: s,
             emotional_intensity: 0.0,
             emotional_valence: 0.0,
@@ -260,31 +300,41 @@ impl TraceState {
     /// A state with every field given, validated (see the type's invariants).
     ///
     /// ```
-    /// use maxim_core::Timestamp;
+    /// use maxim_core::{Timestamp, TraceParams};
     /// use maxim_core::trace::{TraceKind, TraceState, TraceStateParts};
     /// let mut parts = TraceState::new(TraceKind::Sensory, Timestamp::EPOCH).to_parts();
-    /// parts.strength = 0.1;
-    /// assert_eq!(TraceState::from_parts(parts)?.strength(), 0.1);
-    /// parts.strength = f64::NAN;
+    /// parts.anchor = 0.1;
+    /// let state = TraceState::from_parts(parts)?;
+    /// assert_eq!(state.strength_at(Timestamp::EPOCH, &TraceParams::default()), 0.1);
+    /// parts.anchor = f64::NAN;
     /// assert!(TraceState::from_parts(parts).is_err());
     /// # Ok::<(), maxim_core::Error>(())
     /// ```
     pub fn from_parts(parts: TraceStateParts) -> Result<Self> {
         let peak = check_unit("peak", parts.peak)?;
-        let strength = check_unit("strength", parts.strength)?;
-        if strength > peak {
+        let anchor = check_unit("anchor", parts.anchor)?;
+        if anchor > peak {
             return Err(Error::OutOfRange {
-                field: "strength",
-                value: strength,
+                field: "anchor",
+                value: anchor,
                 expected: "at most the peak strength",
             });
         }
+        let emotional_intensity = check_unit("emotional_intensity", parts.emotional_intensity)?;
+        let emotional_valence = check_signed_unit("emotional_valence", parts.emotional_valence)?;
+        if parts.anchored_at > parts.last_reinforced {
+            return Err(Error::invalid(
+                "anchored_at",
+                format!("{} is after last_reinforced {}", parts.anchored_at, parts.last_reinforced),
+            ));
+        }
         Ok(Self {
             kind: parts.kind,
-            strength,
+            anchor,
+            anchored_at: parts.anchored_at,
             peak,
-            emotional_intensity: check_unit("emotional_intensity", parts.emotional_intensity)?,
-            emotional_valence: check_signed_unit("emotional_valence", parts.emotional_valence)?,
+            emotional_intensity,
+            emotional_valence,
             reinforcement_count: parts.reinforcement_count,
             last_reinforced: parts.last_reinforced,
         })
@@ -295,7 +345,8 @@ impl TraceState {
     pub fn to_parts(&self) -> TraceStateParts {
         TraceStateParts {
             kind: self.kind,
-            strength: self.strength,
+            anchor: self.anchor,
+            anchored_at: self.anchored_at,
             peak: self.peak,
             emotional_intensity: self.emotional_intensity,
             emotional_valence: self.emotional_valence,
@@ -314,13 +365,19 @@ impl TraceState {
         self.kind.base_decay_rate()
     }
 
-    /// The strength as last computed (by [`TraceState::decay`], [`decay_all`] or
-    /// [`TraceState::reinforce`]). [`TraceState::strength_at`] gives the strength at any time.
-    pub fn strength(&self) -> f64 {
-        self.strength
+    /// The strength at [`TraceState::anchored_at`], which decay starts from. This is the
+    /// strength at that time only: [`TraceState::strength_at`] gives the strength at any time.
+    pub fn anchor(&self) -> f64 {
+        self.anchor
     }
 
-    /// The highest strength reached. Only reinforcement raises it; nothing lowers it.
+    /// When the trace was made or last reinforced: where its decay starts.
+    pub fn anchored_at(&self) -> Timestamp {
+        self.anchored_at
+    }
+
+    /// The highest strength reached, for reporting: only reinforcement raises it, nothing
+    /// lowers it, and decay does not read it.
     pub fn peak(&self) -> f64 {
         self.peak
     }
@@ -335,81 +392,95 @@ impl TraceState {
         self.emotional_valence
     }
 
-    /// Reinforcements so far.
+    /// Reinforcements so far, retrievals ([`TraceState::mark_retrieved`]) included.
     pub fn reinforcement_count(&self) -> u32 {
         self.reinforcement_count
     }
 
-    /// When the trace was last reinforced or rehearsed.
+    /// When the trace was last reinforced or rehearsed: what its tier and the recency of its
+    /// retrieval score count from.
     pub fn last_reinforced(&self) -> Timestamp {
         self.last_reinforced
     }
 
-    /// Records a retrieval: `last_reinforced = now`, strength and peak unchanged (the
-    /// rehearsal of lex-memory's `retrieve_and_reinforce`). A retrieval keeps a trace hot.
-    /// The time never moves backwards.
+    /// The strength at `now`: `compute_decay(anchor, rate, ticks, intensity)` with `ticks` the
+    /// whole ticks from [`TraceState::anchored_at`] to `now` (0 when `now` is not after it), so
+    /// the anchor itself until one tick has passed. Zero-rate (firmware) traces keep their
+    /// anchor. Always in `[0, 1]`, never increasing with `now` between reinforcements, and
+    /// unchanged by rehearsals.
+    #[inline]
+    pub fn strength_at(&self, now: Timestamp, params: &TraceParams) -> f64 {
+        let ticks = params.ticks_between(self.anchored_at, now);
+        compute_decay(self.anchor, self.kind.base_decay_rate(), ticks as f64, self.emotional_intensity)
+    }
+
+    /// Records a rehearsal (a retrieval, an access): `last_reinforced = max(last_reinforced,
+    /// now)` and nothing else. It keeps the trace hot and raises the recency of its retrieval
+    /// score; its strength and decay are unchanged.
+    ///
+    /// ```
+    /// use maxim_core::{Timestamp, TraceParams, days};
+    /// use maxim_core::trace::{StorageTier, TraceKind, TraceState};
+    /// let p = TraceParams::default();
+    /// let t0 = Timestamp::EPOCH;
+    /// let mut trace = TraceState::new(TraceKind::Episodic, t0);
+    /// let later = t0 + days(30);
+    /// let strength = trace.strength_at(later, &p);
+    /// assert_eq!(trace.tier(later, &p), StorageTier::Warm);
+    /// trace.rehearse(later);
+    /// assert_eq!(trace.tier(later, &p), StorageTier::Hot);
+    /// assert_eq!(trace.strength_at(later, &p), strength);
+    /// ```
     pub fn rehearse(&mut self, now: Timestamp) {
         self.last_reinforced = self.last_reinforced.max(now);
     }
 
     /// A rehearsal that also counts one reinforcement: what `retrieve_and_reinforce` does to
-    /// each trace it returns (§5.8). Strength and peak are unchanged.
+    /// each trace it returns (§5.8). Strength, anchor and peak are unchanged.
     pub fn mark_retrieved(&mut self, now: Timestamp) {
         self.rehearse(now);
         self.reinforcement_count = self.reinforcement_count.saturating_add(1);
     }
 
-    /// The strength at `now`: `compute_decay(peak, rate, ticks, intensity)` with `ticks` the
-    /// whole ticks since the last reinforcement (0 when `now` is not after it). Always in
-    /// `[0, 1]`, and never increasing with `now`.
-    #[inline]
-    pub fn strength_at(&self, now: Timestamp, params: &TraceParams) -> f64 {
-        let ticks = params.ticks_between(self.last_reinforced, now);
-        compute_decay(self.peak, self.kind.base_decay_rate(), ticks as f64, self.emotional_intensity)
-    }
-
-    /// Decays the stored strength to its value at `now` and returns it. Zero-rate (firmware)
-    /// traces are left alone, as the reference's decay cycle skips them. Running it again,
-    /// at any time, gives the value for that time: nothing accumulates.
-    pub fn decay(&mut self, now: Timestamp, params: &TraceParams) -> f64 {
-        if self.kind.base_decay_rate() != 0.0 {
-            self.strength = self.strength_at(now, params);
-        }
-        self.strength
-    }
-
     /// Reinforces the trace at `now` and returns the new strength.
     ///
-    /// The trace is first brought to its strength at `now`, then
-    /// `strength = compute_reinforcement(strength, imprint)` with the imprint window taken
-    /// from `params`; `peak = max(peak, strength)`, `last_reinforced = now` (never moving
-    /// backwards), one more reinforcement counted. Like any rehearsal this restarts the decay
-    /// clock from the peak, as the reference's next decay cycle does. Firmware is refused with
+    /// `new = compute_reinforcement(strength_at(now), imprint)`, with the imprint window of
+    /// `params` at `now`, becomes the anchor at `now`: `strength_at(now)` is then `new`, and
+    /// decay goes on from it. `peak = max(peak, new)`, `last_reinforced = max(last_reinforced,
+    /// now)`, one more reinforcement counted.
+    ///
+    /// Time never moves backwards: a `now` before [`TraceState::anchored_at`] (a late report
+    /// of an earlier reinforcement) is applied at `anchored_at`, to the anchor, so that the
+    /// strength stays a function of time. Firmware is refused with
     /// [`ReinforceError::Firmware`] and left unchanged.
+    ///
+    /// Where lex-memory's next decay cycle would recompute the strength from the peak, decay
+    /// here continues from the reinforced strength (see the [module docs](crate::trace#strength)).
     pub fn reinforce(&mut self, now: Timestamp, params: &TraceParams) -> Result<f64, ReinforceError> {
         if self.kind == TraceKind::Firmware {
             return Err(ReinforceError::Firmware);
         }
-        let current = self.strength_at(now, params);
-        let new = compute_reinforcement(current, params.imprint_active(now));
-        self.strength = new;
+        let at = self.anchored_at.max(now);
+        let new = compute_reinforcement(self.strength_at(at, params), params.imprint_active(now));
+        self.anchor = new;
+        self.anchored_at = at;
         self.peak = self.peak.max(new);
-        self.rehearse(now);
+        self.last_reinforced = self.last_reinforced.max(now);
         self.reinforcement_count = self.reinforcement_count.saturating_add(1);
         Ok(new)
     }
 
-    /// The storage tier at `now`, from the stored strength and the time since the last
-    /// reinforcement (§5.5).
-    pub fn tier(&self, now: Timestamp) -> StorageTier {
-        compute_storage_tier(self.strength, now.secs_since(self.last_reinforced))
+    /// The storage tier at `now` (§5.5), from the strength at `now` and the time since the
+    /// last reinforcement or rehearsal.
+    pub fn tier(&self, now: Timestamp, params: &TraceParams) -> StorageTier {
+        compute_storage_tier(self.strength_at(now, params), now.secs_since(self.last_reinforced))
     }
 
-    /// The retrieval score at `now` (§5.4), from the stored strength; `associated` adds the
-    /// 15% Hebbian bonus.
-    pub fn retrieval_score(&self, now: Timestamp, associated: bool) -> f64 {
+    /// The retrieval score at `now` (§5.4), from the strength at `now` and the time since the
+    /// last reinforcement or rehearsal; `associated` adds the 15% Hebbian bonus.
+    pub fn retrieval_score(&self, now: Timestamp, associated: bool, params: &TraceParams) -> f64 {
         compute_retrieval_score(
-            self.strength,
+            self.strength_at(now, params),
             self.emotional_intensity,
             now.secs_since(self.last_reinforced),
             associated,
@@ -417,21 +488,22 @@ impl TraceState {
     }
 
     /// What a layer may do with the trace at `now`: auto-fire, keep, archive or prune, by its
-    /// strength at `now` ([`TraceState::strength_at`]). [`Disposition::of`] classifies the
-    /// stored strength instead.
+    /// strength at `now`.
     pub fn disposition(&self, now: Timestamp, params: &TraceParams) -> Disposition {
         Disposition::of(self.strength_at(now, params))
     }
 }
 
-/// What [`decay_all`] did.
+/// What [`decay_all`] found. Zero-rate (firmware) states are not counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DecaySummary {
-    /// States recomputed whose strength stays above [`PRUNE_THRESHOLD`].
+    /// Decaying states whose strength is above [`PRUNE_THRESHOLD`].
     pub decayed: usize,
-    /// States recomputed whose strength is now at or below [`PRUNE_THRESHOLD`]; their strength
-    /// is updated too, and the caller decides whether to delete them.
+    /// Decaying states whose strength is at or below [`PRUNE_THRESHOLD`]: what a decay cycle
+    /// deletes.
     pub prune_candidates: usize,
+    /// Those of `decayed` below [`ARCHIVE_THRESHOLD`] ([`Disposition::Archive`]).
+    pub archive_candidates: usize,
 }
 
 impl std::ops::Add for DecaySummary {
@@ -440,63 +512,79 @@ impl std::ops::Add for DecaySummary {
         Self {
             decayed: self.decayed + other.decayed,
             prune_candidates: self.prune_candidates + other.prune_candidates,
+            archive_candidates: self.archive_candidates + other.archive_candidates,
         }
     }
 }
 
-/// Decays every state of `states` to its strength at `now` ([`TraceState::decay`]), skipping
-/// zero-rate (firmware) states, and counts the results. Slices of at least
+/// Computes the strength at `now` of every state of `states` into `out` (resized to
+/// `states.len()`; `out[i]` is `states[i].strength_at(now, params)`, bit for bit) and counts
+/// the decaying states by what they may become. Slices of at least
 /// [`PARALLEL_DECAY_MIN_LEN`] states are split across rayon's pool; the result is the same
-/// either way.
+/// either way. Nothing is written to the states.
 ///
 /// ```
 /// use std::time::Duration;
 /// use maxim_core::Timestamp;
-/// use maxim_core::trace::{TraceKind, TraceParams, TraceState, decay_all};
-/// let t0 = Timestamp::EPOCH;
-/// let mut states: Vec<_> = TraceKind::ALL.iter().map(|&k| TraceState::new(k, t0)).collect();
-/// let summary = decay_all(&mut states, t0 + Duration::from_secs(3_600), &TraceParams::default());
-/// assert_eq!((summary.decayed, summary.prune_candidates), (6, 0)); // firmware skipped
-/// assert!(states[6].strength() < 0.4); // sensory
+/// use maxim_core::trace::{DecaySummary, TraceKind, TraceParams, TraceState, decay_all};
+/// let (t0, p) = (Timestamp::EPOCH, TraceParams::default());
+/// let states: Vec<_> = TraceKind::ALL.iter().map(|&k| TraceState::new(k, t0)).collect();
+/// let mut strengths = Vec::new();
+/// let now = t0 + Duration::from_secs(3_600);
+/// let summary = decay_all(&states, now, &p, &mut strengths);
+/// assert_eq!(summary, DecaySummary { decayed: 6, prune_candidates: 0, archive_candidates: 0 });
+/// assert_eq!(strengths[0], 1.0); // firmware keeps its anchor and is not counted
+/// assert_eq!(strengths[6], states[6].strength_at(now, &p)); // sensory
+/// assert!(strengths[6] < 0.4);
 /// ```
-pub fn decay_all(states: &mut [TraceState], now: Timestamp, params: &TraceParams) -> DecaySummary {
+pub fn decay_all(
+    states: &[TraceState],
+    now: Timestamp,
+    params: &TraceParams,
+    out: &mut Vec<f64>,
+) -> DecaySummary {
     let _span = tracing::debug_span!("decay_all", n_states = states.len()).entered();
+    // Only new slots are written here; every slot is overwritten below.
+    out.truncate(states.len());
+    out.resize(states.len(), 0.0);
     if states.len() < PARALLEL_DECAY_MIN_LEN {
-        decay_chunk(states, now, params)
+        decay_chunk(states, out, now, params)
     } else {
         states
-            .par_chunks_mut(DECAY_CHUNK)
-            .map(|chunk| decay_chunk(chunk, now, params))
+            .par_chunks(DECAY_CHUNK)
+            .zip(out.par_chunks_mut(DECAY_CHUNK))
+            .map(|(chunk, out)| decay_chunk(chunk, out, now, params))
             .reduce(DecaySummary::default, |a, b| a + b)
     }
 }
 
-fn decay_chunk(states: &mut [TraceState], now: Timestamp, params: &TraceParams) -> DecaySummary {
+fn decay_chunk(states: &[TraceState], out: &mut [f64], now: Timestamp, params: &TraceParams) -> DecaySummary {
     let now = now.as_micros();
     let tick = params.tick_micros;
-    let mut decayed = 0;
-    let mut pruned = 0;
-    for state in states {
+    let (mut decayed, mut pruned, mut archived) = (0, 0, 0);
+    for (state, slot) in states.iter().zip(out) {
         let rate = state.kind.base_decay_rate();
         if rate == 0.0 {
+            *slot = state.anchor;
             continue;
         }
-        let ticks = ticks_between_micros(state.last_reinforced.as_micros(), now, tick);
-        // With 0 ticks, compute_decay is peak * 1^x = peak exactly (peak is in [0, 1]):
-        // skip the pow for traces reinforced in the current tick.
+        let ticks = ticks_between_micros(state.anchored_at.as_micros(), now, tick);
+        // With 0 ticks, compute_decay is anchor * 1^x = anchor exactly (the anchor is in
+        // [0, 1]): skip the pow for traces anchored in the current tick.
         let strength = if ticks == 0 {
-            state.peak
+            state.anchor
         } else {
-            compute_decay(state.peak, rate, ticks as f64, state.emotional_intensity)
+            compute_decay(state.anchor, rate, ticks as f64, state.emotional_intensity)
         };
-        state.strength = strength;
+        *slot = strength;
         if strength <= PRUNE_THRESHOLD {
             pruned += 1;
         } else {
             decayed += 1;
+            archived += usize::from(strength < ARCHIVE_THRESHOLD);
         }
     }
-    DecaySummary { decayed, prune_candidates: pruned }
+    DecaySummary { decayed, prune_candidates: pruned, archive_candidates: archived }
 }
 
 #[cfg(test)]
@@ -506,6 +594,10 @@ mod tests {
 
     fn t(secs: i64) -> Timestamp {
         Timestamp::from_secs(secs)
+    }
+
+    fn parts_with(kind: TraceKind, anchor: f64, at: Timestamp) -> TraceStateParts {
+        TraceStateParts { anchor, peak: anchor, ..TraceState::new(kind, at).to_parts() }
     }
 
     #[test]
@@ -555,45 +647,145 @@ mod tests {
         assert_eq!(TraceState::encoded(TraceKind::Semantic, start + days(8), &p).reinforcement_count(), 0);
     }
 
+    /// The review's scenario: a year-old sensory trace (0.4 * 525,601^-0.1 = 0.107) reinforced
+    /// once reads 0.207 at that instant, not its peak 0.4, and decays from 0.207.
     #[test]
-    fn reinforce_works_on_the_decayed_strength_and_keeps_the_peak() {
+    fn a_year_old_trace_reinforced_once_reads_old_plus_a_tenth_and_decays_from_there() {
         let p = TraceParams::default();
-        let mut s = TraceState::new(TraceKind::Sensory, t(0));
-        let later = t(0) + days(30);
-        let decayed = s.strength_at(later, &p);
-        let new = s.reinforce(later, &p).unwrap();
-        assert_eq!(new, compute_reinforcement(decayed, false));
-        assert!(new < 0.4);
-        assert_eq!(s.peak(), 0.4, "the peak never falls");
-        assert_eq!(s.last_reinforced(), later);
-        assert_eq!(s.reinforcement_count(), 1);
-        // The decay clock restarted from the peak, as the reference's next decay cycle does.
-        assert_eq!(s.strength_at(later, &p), 0.4);
+        let t0 = t(1_700_000_000);
+        let mut s = TraceState::new(TraceKind::Sensory, t0);
+        let year = t0 + days(365);
+        let old = s.strength_at(year, &p);
+        assert_eq!(old, compute_decay(0.4, 0.1, 525_600.0, 0.0));
+        assert!((old - 0.107).abs() < 1e-3, "{old}");
+        let new = s.reinforce(year, &p).unwrap();
+        assert_eq!(new, old + 0.1);
+        assert_eq!(s.strength_at(year, &p), new, "the stored anchor and strength_at agree");
+        assert_eq!((s.anchor(), s.anchored_at(), s.last_reinforced()), (new, year, year));
+        assert_eq!((s.peak(), s.reinforcement_count()), (0.4, 1), "the peak is reporting only");
+        // Decay goes on from 0.207, one tick and one day later.
+        for later in [year + p.tick(), year + days(1)] {
+            let ticks = p.ticks_between(year, later) as f64;
+            assert_eq!(s.strength_at(later, &p), compute_decay(new, 0.1, ticks, 0.0));
+            assert!(s.strength_at(later, &p) < new);
+        }
+        // Every reader sees the same strength.
+        assert_eq!(s.tier(year, &p), StorageTier::Hot);
+        assert_eq!(s.retrieval_score(year, false, &p), new);
+        assert_eq!(s.disposition(year, &p), Disposition::Active);
+    }
+
+    /// A documented consequence of decaying from the reinforced strength: a power law is
+    /// steepest just after its anchor, so a reinforced old trace falls below the curve it
+    /// would have followed unreinforced (here after about half a day).
+    #[test]
+    fn reinforcing_an_old_trace_restarts_the_steep_part_of_the_curve() {
+        let p = TraceParams::default();
+        let t0 = t(0);
+        let untouched = TraceState::new(TraceKind::Sensory, t0);
+        let mut reinforced = untouched.clone();
+        let year = t0 + days(365);
+        reinforced.reinforce(year, &p).unwrap();
+        assert!(
+            reinforced.strength_at(year + Duration::from_secs(3_600), &p) > untouched.strength_at(year, &p)
+        );
+        let day_after = year + days(1);
+        assert!(reinforced.strength_at(day_after, &p) < untouched.strength_at(day_after, &p));
     }
 
     #[test]
-    fn firmware_is_refused_and_left_alone() {
+    fn rehearsal_changes_neither_strength_nor_decay() {
+        let p = TraceParams::default();
+        let t0 = t(0);
+        let plain = TraceState::with_emotion(TraceKind::Episodic, t0, 0.4, 0.0).unwrap();
+        let mut rehearsed = plain.clone();
+        for h in [1, 5, 24, 24 * 40] {
+            let at = t0 + Duration::from_secs(h * 3_600);
+            rehearsed.rehearse(at);
+            assert_eq!(rehearsed.last_reinforced(), at);
+            for probe in [at, at + p.tick(), at + days(3), at + days(400)] {
+                assert_eq!(rehearsed.strength_at(probe, &p), plain.strength_at(probe, &p));
+            }
+        }
+        assert_eq!((rehearsed.anchor(), rehearsed.anchored_at()), (plain.anchor(), plain.anchored_at()));
+        // Recency and tier count from the rehearsal; the strength factor does not change.
+        let now = t0 + days(40) + Duration::from_secs(1_800);
+        assert_eq!(plain.tier(now, &p), StorageTier::Warm);
+        assert_eq!(rehearsed.tier(now, &p), StorageTier::Hot);
+        let strength = plain.strength_at(now, &p);
+        assert_eq!(
+            rehearsed.retrieval_score(now, false, &p),
+            compute_retrieval_score(strength, 0.4, 1_800.0, false)
+        );
+        // mark_retrieved is a rehearsal plus a count.
+        let mut retrieved = plain.clone();
+        retrieved.mark_retrieved(now);
+        assert_eq!(retrieved.reinforcement_count(), 1);
+        assert_eq!(retrieved.strength_at(now + days(9), &p), plain.strength_at(now + days(9), &p));
+    }
+
+    #[test]
+    fn tier_score_and_disposition_read_strength_at() {
+        let p = TraceParams::default();
+        let s = TraceState::with_emotion(TraceKind::Semantic, t(0), 0.5, 0.0).unwrap();
+        assert_eq!(s.tier(t(0), &p), StorageTier::Hot);
+        assert_eq!(s.tier(t(0) + days(30), &p), StorageTier::Warm);
+        assert_eq!(s.retrieval_score(t(0), false, &p), 0.75);
+        // Two hours later the strength has decayed too: the score is 0.1875 times it / 0.5.
+        let later = t(7_200);
+        let decayed = s.strength_at(later, &p);
+        assert!(decayed < 0.5);
+        assert_eq!(
+            s.retrieval_score(later, false, &p),
+            compute_retrieval_score(decayed, 0.5, 7_200.0, false)
+        );
+        assert_eq!(s.disposition(t(0), &p), Disposition::Active);
+        let identity = TraceState::new(TraceKind::Identity, t(0));
+        assert_eq!(identity.disposition(t(0), &p), Disposition::AutoFire);
+        let faint = TraceState::from_parts(parts_with(TraceKind::Sensory, 0.02, t(0))).unwrap();
+        assert_eq!(faint.disposition(t(0), &p), Disposition::Archive);
+        assert_eq!(faint.tier(t(0), &p), StorageTier::Hot);
+        // Decay alone, with no decay pass run, erases it.
+        let decade = t(0) + days(3650);
+        assert_eq!(faint.disposition(decade, &p), Disposition::Prune);
+        assert_eq!(faint.tier(decade, &p), StorageTier::Erased);
+    }
+
+    #[test]
+    fn firmware_keeps_its_anchor_and_refuses_reinforcement() {
         let p = TraceParams::default();
         let mut s = TraceState::new(TraceKind::Firmware, t(0));
         let before = s.clone();
         assert_eq!(s.reinforce(t(10), &p), Err(ReinforceError::Firmware));
         assert_eq!(s, before);
-        assert_eq!(s.decay(t(0) + days(1000), &p), 1.0);
+        assert_eq!(s.strength_at(t(0) + days(1000), &p), 1.0);
+        let dim = TraceState::from_parts(parts_with(TraceKind::Firmware, 0.005, t(0))).unwrap();
+        assert_eq!(dim.strength_at(t(0) + days(1000), &p), 0.005);
         assert_eq!(ReinforceError::Firmware.to_string(), "firmware traces are never reinforced");
     }
 
     #[test]
     fn time_never_moves_backwards() {
         let p = TraceParams::default();
-        let mut s = TraceState::new(TraceKind::Episodic, t(100));
+        let mut s = TraceState::new(TraceKind::Episodic, t(1_000));
         s.rehearse(t(50));
-        assert_eq!(s.last_reinforced(), t(100));
-        s.reinforce(t(40), &p).unwrap();
-        assert_eq!(s.last_reinforced(), t(100));
-        s.mark_retrieved(t(200));
-        assert_eq!((s.last_reinforced(), s.reinforcement_count()), (t(200), 2));
-        // Strength before the last reinforcement is the peak (0 ticks).
-        assert_eq!(s.strength_at(t(0), &p), s.peak());
+        assert_eq!(s.last_reinforced(), t(1_000));
+        // A reinforcement dated before the anchor is applied at the anchor, to the anchor.
+        assert_eq!(s.reinforce(t(40), &p), Ok(0.7));
+        assert_eq!((s.anchored_at(), s.last_reinforced(), s.anchor()), (t(1_000), t(1_000), 0.7));
+        assert_eq!(s.strength_at(t(40), &p), 0.7);
+        assert_eq!(s.strength_at(t(1_000), &p), 0.7);
+        // After a rehearsal, a reinforcement between the anchor and the rehearsal moves the
+        // anchor but not last_reinforced.
+        s.mark_retrieved(t(5_000));
+        assert_eq!((s.last_reinforced(), s.reinforcement_count()), (t(5_000), 2));
+        let at_3000 = s.strength_at(t(3_000), &p);
+        let new = s.reinforce(t(3_000), &p).unwrap();
+        assert_eq!(new, compute_reinforcement(at_3000, false));
+        assert_eq!((s.anchored_at(), s.last_reinforced()), (t(3_000), t(5_000)));
+        // Strength before the anchor is the anchor (0 ticks).
+        assert_eq!(s.strength_at(t(0), &p), s.anchor());
+        assert!(TraceState::from_parts(s.to_parts()).is_ok(), "the invariants hold");
     }
 
     #[test]
@@ -605,66 +797,66 @@ mod tests {
         }
         let base = TraceState::new(TraceKind::Semantic, now).to_parts();
         let bad = [
-            TraceStateParts { strength: f64::NAN, ..base },
+            TraceStateParts { anchor: f64::NAN, ..base },
             TraceStateParts { peak: f64::INFINITY, ..base },
-            TraceStateParts { strength: 0.6, peak: 0.5, ..base },
-            TraceStateParts { strength: -0.1, ..base },
+            TraceStateParts { anchor: 0.6, peak: 0.5, ..base },
+            TraceStateParts { anchor: -0.1, ..base },
             TraceStateParts { emotional_intensity: 2.0, ..base },
             TraceStateParts { emotional_valence: -2.0, ..base },
         ];
         for parts in bad {
             assert!(matches!(TraceState::from_parts(parts), Err(Error::OutOfRange { .. })), "{parts:?}");
         }
+        let early = TraceStateParts { anchored_at: t(5), last_reinforced: t(4), ..base };
+        assert!(matches!(
+            TraceState::from_parts(early),
+            Err(Error::InvalidArgument { field: "anchored_at", .. })
+        ));
+        let rehearsed_later = TraceStateParts { last_reinforced: t(5), ..base };
+        assert_eq!(TraceState::from_parts(rehearsed_later).unwrap().last_reinforced(), t(5));
         assert_eq!(TraceState::from_parts(base).unwrap(), TraceState::new(TraceKind::Semantic, now));
     }
 
     #[test]
     fn serde_round_trips_and_refuses_bad_states() {
-        let s = TraceState::with_emotion(TraceKind::Trust, t(5), 0.25, -0.5).unwrap();
+        let mut s = TraceState::with_emotion(TraceKind::Trust, t(5), 0.25, -0.5).unwrap();
+        s.reinforce(t(700), &TraceParams::default()).unwrap();
+        s.rehearse(t(900));
         let json = serde_json::to_string(&s).unwrap();
+        assert!(
+            json.contains("\"anchor\":") && json.contains("\"anchored_at\":") && !json.contains("strength")
+        );
         assert_eq!(serde_json::from_str::<TraceState>(&json).unwrap(), s);
         let bytes = postcard::to_stdvec(&s).unwrap();
         assert_eq!(postcard::from_bytes::<TraceState>(&bytes).unwrap(), s);
-        let bad = json.replace("\"strength\":0.3", "\"strength\":1.5");
-        assert_ne!(bad, json);
-        assert!(serde_json::from_str::<TraceState>(&bad).is_err());
-        let nan = postcard::to_stdvec(&TraceStateParts { strength: f64::NAN, ..s.to_parts() }).unwrap();
+        assert_eq!(postcard::to_stdvec(&s.to_parts()).unwrap(), bytes, "the parts are the wire form");
+        let bad = serde_json::to_string(&TraceStateParts { anchor: 0.9, peak: 0.5, ..s.to_parts() }).unwrap();
+        assert!(serde_json::from_str::<TraceState>(&bad).is_err(), "anchor above the peak");
+        let nan = postcard::to_stdvec(&TraceStateParts { anchor: f64::NAN, ..s.to_parts() }).unwrap();
         assert!(postcard::from_bytes::<TraceState>(&nan).is_err());
+        let swapped = TraceStateParts { anchored_at: t(901), ..s.to_parts() };
+        assert!(postcard::from_bytes::<TraceState>(&postcard::to_stdvec(&swapped).unwrap()).is_err());
     }
 
     #[test]
-    fn tier_score_and_disposition_read_the_state() {
+    fn decay_all_counts_and_writes_strength_at() {
         let p = TraceParams::default();
-        let s = TraceState::with_emotion(TraceKind::Semantic, t(0), 0.5, 0.0).unwrap();
-        assert_eq!(s.tier(t(0)), StorageTier::Hot);
-        assert_eq!(s.tier(t(0) + days(30)), StorageTier::Warm);
-        assert_eq!(s.retrieval_score(t(7_200), false), 0.1875);
-        assert_eq!(s.disposition(t(0), &p), Disposition::Active);
-        let identity = TraceState::new(TraceKind::Identity, t(0));
-        assert_eq!(identity.disposition(t(0), &p), Disposition::AutoFire);
-        let mut faint = TraceState::new(TraceKind::Sensory, t(0)).to_parts();
-        faint.peak = 0.02;
-        faint.strength = 0.02;
-        let faint = TraceState::from_parts(faint).unwrap();
-        assert_eq!(faint.disposition(t(0), &p), Disposition::Archive);
-        assert_eq!(faint.disposition(t(0) + days(3650), &p), Disposition::Prune);
-    }
-
-    #[test]
-    fn decay_all_counts_like_a_decay_cycle() {
-        let p = TraceParams::default();
-        let mut parts = TraceState::new(TraceKind::Sensory, t(0)).to_parts();
-        parts.peak = 0.0101;
-        parts.strength = 0.0101;
-        let faint = TraceState::from_parts(parts).unwrap();
-        let mut states = vec![
-            faint,
+        let states = vec![
+            TraceState::from_parts(parts_with(TraceKind::Sensory, 0.0101, t(0))).unwrap(),
             TraceState::new(TraceKind::Semantic, t(0)),
             TraceState::new(TraceKind::Firmware, t(0)),
+            TraceState::from_parts(parts_with(TraceKind::Sensory, 0.04, t(0))).unwrap(),
+            TraceState::from_parts(parts_with(TraceKind::Firmware, 0.001, t(0))).unwrap(),
         ];
-        let s = decay_all(&mut states, t(60), &p);
-        assert_eq!(s, DecaySummary { decayed: 1, prune_candidates: 1 });
-        assert!(states[0].strength() <= PRUNE_THRESHOLD);
-        assert_eq!(decay_all(&mut [], t(60), &p), DecaySummary::default());
+        let mut out = vec![7.0; 9];
+        let s = decay_all(&states, t(60), &p, &mut out);
+        assert_eq!(s, DecaySummary { decayed: 2, prune_candidates: 1, archive_candidates: 1 });
+        assert_eq!(out.len(), states.len());
+        for (state, got) in states.iter().zip(&out) {
+            assert_eq!(*got, state.strength_at(t(60), &p));
+        }
+        assert!(out[0] <= PRUNE_THRESHOLD);
+        assert_eq!(decay_all(&[], t(60), &p, &mut out), DecaySummary::default());
+        assert!(out.is_empty());
     }
 }

@@ -2,6 +2,11 @@
 //! behaviour of lex-memory (§5.2-§5.9, §6.1): decay cycles, tier migration, reinforcement,
 //! ranked retrieval, Hebbian links and erasure.
 //!
+//! The store keeps no strengths. Every call that filters, orders or prunes by strength takes
+//! a `now` and reads [`TraceState::strength_at`] there, so its answer does not depend on
+//! whether, or when, a decay cycle last ran; a decay cycle only deletes the traces that have
+//! faded out.
+//!
 //! Storage is dense: parallel vectors indexed by a `u32`, an `FxHashMap` from id to index.
 //! Entries keep their insertion order, except that [`TraceStore::remove`] moves the last entry
 //! into the freed slot; bulk removals (decay cycles, erasure) keep the relative order. Every
@@ -23,8 +28,12 @@
 //! store.insert(TraceEntry::new(id, TraceState::new(TraceKind::Semantic, t0), ()))?;
 //! assert_eq!(store.reinforce(id, t0), ReinforceOutcome::Reinforced { new_strength: 0.6 });
 //! assert_eq!(store.reinforce(RecordId::from_u128(8), t0), ReinforceOutcome::NotFound);
-//! let ranked = store.retrieve_ranked(&[id], t0 + Duration::from_secs(3_600));
-//! assert_eq!(ranked[0].score, 0.3);
+//! // One hour later: recency halves the score, and 60 ticks of decay trim the strength.
+//! let later = t0 + Duration::from_secs(3_600);
+//! let ranked = store.retrieve_ranked(&[id], later);
+//! let strength = store.get(id).unwrap().state.strength_at(later, store.params());
+//! assert!(strength < 0.6);
+//! assert_eq!(ranked[0].score, strength * 0.5);
 //! # Ok::<(), maxim_core::Error>(())
 //! ```
 
@@ -94,12 +103,14 @@ impl<P> Clone for TraceRef<'_, P> {
 
 impl<P> Copy for TraceRef<'_, P> {}
 
-/// What [`TraceStore::decay_cycle`] did.
+/// What [`TraceStore::decay_cycle`] did. Zero-rate (firmware) traces are not counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DecayCycleReport {
-    /// Traces whose strength was recomputed and that remain.
+    /// Decaying traces whose strength at the cycle's `now` is above [`PRUNE_THRESHOLD`]: they
+    /// remain.
     pub decayed: usize,
-    /// Traces deleted because their strength fell to [`PRUNE_THRESHOLD`] or below.
+    /// Traces deleted because their strength at the cycle's `now` is [`PRUNE_THRESHOLD`] or
+    /// below.
     pub pruned: usize,
 }
 
@@ -249,12 +260,12 @@ impl<P> TraceStore<P> {
         &self.ids
     }
 
-    /// The trace states, in store order (the slice [`decay_all`] works on).
+    /// The trace states, in store order (a slice [`decay_all`] works on).
     pub fn states(&self) -> &[TraceState] {
         &self.states
     }
 
-    /// The state of the trace with this id, to change (rehearse, reinforce, decay).
+    /// The state of the trace with this id, to change (rehearse, reinforce).
     pub fn state_mut(&mut self, id: RecordId) -> Option<&mut TraceState> {
         self.slot(id).map(|i| &mut self.states[i])
     }
@@ -293,19 +304,21 @@ impl<P> TraceStore<P> {
         Ok(entry)
     }
 
-    /// One decay cycle at `now` (§5.2 with time-based ticks): every trace's strength becomes
-    /// its strength at `now` ([`TraceState::strength_at`]); zero-rate (firmware) traces are
-    /// skipped and not counted; traces at or below [`PRUNE_THRESHOLD`] are removed as by
-    /// [`TraceStore::remove`].
+    /// One decay cycle at `now` (§5.2 with time-based ticks): the traces whose strength at
+    /// `now` ([`TraceState::strength_at`]) is at or below [`PRUNE_THRESHOLD`] are removed as by
+    /// [`TraceStore::remove`]; zero-rate (firmware) traces are never removed and not counted.
+    /// Nothing else changes: the survivors' strengths are a function of time, not stored.
     pub fn decay_cycle(&mut self, now: Timestamp) -> DecayCycleReport {
         let _span = tracing::debug_span!("decay_cycle", n_traces = self.len()).entered();
-        let summary = decay_all(&mut self.states, now, &self.params);
+        let mut strengths = Vec::new();
+        let summary = decay_all(&self.states, now, &self.params, &mut strengths);
         let mut pruned = 0;
         if summary.prune_candidates > 0 {
             let doomed: Vec<bool> = self
                 .states
                 .iter()
-                .map(|s| s.base_decay_rate() != 0.0 && s.strength() <= PRUNE_THRESHOLD)
+                .zip(&strengths)
+                .map(|(s, &strength)| s.base_decay_rate() != 0.0 && strength <= PRUNE_THRESHOLD)
                 .collect();
             pruned = self.remove_flagged(&doomed);
         }
@@ -313,13 +326,14 @@ impl<P> TraceStore<P> {
         DecayCycleReport { decayed: summary.decayed, pruned }
     }
 
-    /// Recomputes every trace's tier label at `now` (firmware included) and returns how many
-    /// changed (§5.5). The label is all that changes: an `Erased` trace stays in the store.
+    /// Recomputes every trace's tier label at `now` ([`TraceState::tier`], from the strength
+    /// at `now`; firmware included) and returns how many changed (§5.5). The label is all that
+    /// changes: an `Erased` trace stays in the store.
     pub fn migrate_tiers(&mut self, now: Timestamp) -> usize {
         let _span = tracing::debug_span!("migrate_tiers", n_traces = self.len()).entered();
         let mut changed = 0;
         for (tier, state) in self.tiers.iter_mut().zip(&self.states) {
-            let new = state.tier(now);
+            let new = state.tier(now, &self.params);
             if new != *tier {
                 *tier = new;
                 changed += 1;
@@ -340,16 +354,13 @@ impl<P> TraceStore<P> {
         }
     }
 
-    /// The `limit` strongest traces with strength at least 0.1 (§5.8), strongest first, ties
-    /// by id. Each one with a non-zero decay rate is rehearsed and counted as reinforced
-    /// ([`TraceState::mark_retrieved`]); strength and peak do not change. Firmware is
-    /// returned but left alone.
+    /// The `limit` strongest traces at `now`, with strength at least 0.1 (§5.8), strongest
+    /// first, ties by id. Each one with a non-zero decay rate is rehearsed and counted as
+    /// reinforced ([`TraceState::mark_retrieved`]): it stays hot, and its strength and decay do
+    /// not change. Firmware is returned but left alone.
     pub fn retrieve_and_reinforce(&mut self, limit: usize, now: Timestamp) -> Vec<RecordId> {
         let _span = tracing::debug_span!("retrieve_and_reinforce", limit).entered();
-        let candidates: Vec<usize> = (0..self.len())
-            .filter(|&i| self.states[i].strength() >= RETRIEVE_AND_REINFORCE_MIN_STRENGTH)
-            .collect();
-        let chosen = self.strongest_first(candidates, limit);
+        let chosen = self.strongest_first(0..self.len(), RETRIEVE_AND_REINFORCE_MIN_STRENGTH, now, limit);
         for &i in &chosen {
             if self.states[i].base_decay_rate() != 0.0 {
                 self.states[i].mark_retrieved(now);
@@ -360,7 +371,8 @@ impl<P> TraceStore<P> {
 
     /// Scores the requested traces at `now` and ranks them (§5.7): unknown ids are dropped,
     /// a repeated id is scored each time, and a trace gets the association bonus when another
-    /// requested trace is linked to it. Sorted by score, highest first, ties by id.
+    /// requested trace is linked to it ([`TraceState::retrieval_score`], from the strength at
+    /// `now`). Sorted by score, highest first, ties by id.
     pub fn retrieve_ranked(&self, ids: &[RecordId], now: Timestamp) -> Vec<Scored> {
         let _span = tracing::debug_span!("retrieve_ranked", n_ids = ids.len()).entered();
         let found: Vec<usize> = ids.iter().filter_map(|&id| self.slot(id)).collect();
@@ -370,33 +382,38 @@ impl<P> TraceStore<P> {
             .iter()
             .map(|&i| {
                 let id = self.ids[i];
-                Scored { id, score: self.states[i].retrieval_score(now, bonus.contains(&id)) }
+                let score = self.states[i].retrieval_score(now, bonus.contains(&id), &self.params);
+                Scored { id, score }
             })
             .collect();
         scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
         scored
     }
 
-    /// Up to `limit` traces of `kind` with strength at least `min_strength`, strongest first,
-    /// ties by id.
-    pub fn retrieve_by_kind(&self, kind: TraceKind, min_strength: f64, limit: usize) -> Vec<TraceRef<'_, P>> {
-        let matching: Vec<usize> = (0..self.len())
-            .filter(|&i| self.states[i].kind() == kind && self.states[i].strength() >= min_strength)
-            .collect();
-        self.strongest_first(matching, limit).into_iter().map(|i| self.view(i)).collect()
+    /// Up to `limit` traces of `kind` with strength at `now` at least `min_strength`,
+    /// strongest first, ties by id.
+    pub fn retrieve_by_kind(
+        &self,
+        kind: TraceKind,
+        min_strength: f64,
+        limit: usize,
+        now: Timestamp,
+    ) -> Vec<TraceRef<'_, P>> {
+        let of_kind = (0..self.len()).filter(|&i| self.states[i].kind() == kind);
+        self.strongest_first(of_kind, min_strength, now, limit).into_iter().map(|i| self.view(i)).collect()
     }
 
-    /// Up to `limit` traces linked to `id` with strength at least `min_strength`, strongest
-    /// first, ties by id. Empty for an unknown id.
-    pub fn retrieve_associated(&self, id: RecordId, min_strength: f64, limit: usize) -> Vec<TraceRef<'_, P>> {
-        let partners: Vec<usize> = self
-            .associated(id)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|&p| self.slot(p))
-            .filter(|&j| self.states[j].strength() >= min_strength)
-            .collect();
-        self.strongest_first(partners, limit).into_iter().map(|i| self.view(i)).collect()
+    /// Up to `limit` traces linked to `id` with strength at `now` at least `min_strength`,
+    /// strongest first, ties by id. Empty for an unknown id.
+    pub fn retrieve_associated(
+        &self,
+        id: RecordId,
+        min_strength: f64,
+        limit: usize,
+        now: Timestamp,
+    ) -> Vec<TraceRef<'_, P>> {
+        let partners = self.associated(id).unwrap_or_default().iter().filter_map(|&p| self.slot(p));
+        self.strongest_first(partners, min_strength, now, limit).into_iter().map(|i| self.view(i)).collect()
     }
 
     /// Records that `a` and `b` were active together and answers whether they are now linked.
@@ -458,11 +475,18 @@ impl<P> TraceStore<P> {
     }
 
     /// Breadth-first walk over the links from `start` (§6.1): each trace is reported once,
-    /// with its depth and the path from `start`; a trace below `min_strength` is neither
-    /// reported nor walked through; traces at depth `max_hops` are reported but not expanded.
-    /// The start is never reported and its own strength is not checked; an unknown start gives
-    /// nothing. Partners are visited in link order (oldest first).
-    pub fn walk_associations(&self, start: RecordId, max_hops: usize, min_strength: f64) -> Vec<WalkStep> {
+    /// with its depth and the path from `start`; a trace whose strength at `now` is below
+    /// `min_strength` is neither reported nor walked through; traces at depth `max_hops` are
+    /// reported but not expanded. The start is never reported and its own strength is not
+    /// checked; an unknown start gives nothing. Partners are visited in link order (oldest
+    /// first).
+    pub fn walk_associations(
+        &self,
+        start: RecordId,
+        max_hops: usize,
+        min_strength: f64,
+        now: Timestamp,
+    ) -> Vec<WalkStep> {
         let _span = tracing::debug_span!("walk_associations", %start, max_hops).entered();
         let Some(first) = self.slot(start) else {
             return Vec::new();
@@ -479,7 +503,10 @@ impl<P> TraceStore<P> {
             }
             for &partner in &self.assoc[i].links {
                 let Some(j) = self.slot(partner) else { continue };
-                if self.states[j].strength() < min_strength || !seen.insert(partner) {
+                // `!(s >= min)` rather than `s < min`: a NaN minimum lets nothing through, as
+                // in the other queries.
+                let strong_enough = self.states[j].strength_at(now, &self.params) >= min_strength;
+                if !strong_enough || !seen.insert(partner) {
                     continue;
                 }
                 let mut path = step.map_or_else(|| vec![start], |s| steps[s].path.clone());
@@ -523,18 +550,32 @@ impl<P> TraceStore<P> {
         }
     }
 
-    /// Sorts `indices` strongest first (ties by id) and keeps the first `limit`.
-    fn strongest_first(&self, mut indices: Vec<usize>, limit: usize) -> Vec<usize> {
-        let order = |&a: &usize, &b: &usize| {
-            let (sa, sb) = (self.states[a].strength(), self.states[b].strength());
+    /// The traces of `indices` whose strength at `now` is at least `min_strength` (none for a
+    /// NaN minimum), strongest first (ties by id), the first `limit`. Each strength is
+    /// computed once.
+    fn strongest_first(
+        &self,
+        indices: impl IntoIterator<Item = usize>,
+        min_strength: f64,
+        now: Timestamp,
+        limit: usize,
+    ) -> Vec<usize> {
+        let mut scored: Vec<(f64, usize)> = indices
+            .into_iter()
+            .filter_map(|i| {
+                let strength = self.states[i].strength_at(now, &self.params);
+                (strength >= min_strength).then_some((strength, i))
+            })
+            .collect();
+        let order = |&(sa, a): &(f64, usize), &(sb, b): &(f64, usize)| {
             sb.total_cmp(&sa).then(self.ids[a].cmp(&self.ids[b]))
         };
-        if limit < indices.len() {
-            indices.select_nth_unstable_by(limit, order);
-            indices.truncate(limit);
+        if limit < scored.len() {
+            scored.select_nth_unstable_by(limit, order);
+            scored.truncate(limit);
         }
-        indices.sort_unstable_by(order);
-        indices
+        scored.sort_unstable_by(order);
+        scored.into_iter().map(|(_, i)| i).collect()
     }
 
     /// Whether trace `i` can take a link whose pair count is `count`.
@@ -671,9 +712,10 @@ mod tests {
     fn ties_in_retrieval_break_by_id() {
         let now = Timestamp::EPOCH;
         let mut store = store_of(5, TraceKind::Semantic, now);
-        let got: Vec<_> = store.retrieve_by_kind(TraceKind::Semantic, 0.0, 3).iter().map(|t| t.id).collect();
+        let got: Vec<_> =
+            store.retrieve_by_kind(TraceKind::Semantic, 0.0, 3, now).iter().map(|t| t.id).collect();
         assert_eq!(got, [id(1), id(2), id(3)]);
-        assert!(store.retrieve_by_kind(TraceKind::Semantic, f64::NAN, 10).is_empty());
+        assert!(store.retrieve_by_kind(TraceKind::Semantic, f64::NAN, 10, now).is_empty());
         assert_eq!(store.retrieve_and_reinforce(2, now), [id(1), id(2)]);
         assert_eq!(store.retrieve_and_reinforce(0, now), []);
         let ranked = store.retrieve_ranked(&[id(5), id(3), id(5)], now);
@@ -718,18 +760,99 @@ mod tests {
         assert_consistent(&store);
     }
 
+    fn strengths_at(store: &TraceStore<u128>, now: Timestamp) -> Vec<f64> {
+        store.states().iter().map(|s| s.strength_at(now, store.params())).collect()
+    }
+
     #[test]
-    fn decay_cycle_is_independent_of_how_often_it_runs() {
+    fn decay_cycles_change_no_answer() {
         let t0 = Timestamp::from_secs(1_000);
         let mut once = store_of(3, TraceKind::Sensory, t0);
+        once.reinforce(id(2), t0 + days(2));
+        once.state_mut(id(3)).unwrap().rehearse(t0 + days(5));
         let mut often = once.clone();
+        let untouched = once.clone();
         let end = t0 + days(10);
-        once.decay_cycle(end);
+        assert_eq!(once.decay_cycle(end), DecayCycleReport { decayed: 3, pruned: 0 });
         for h in 0..=240 {
             often.decay_cycle(t0 + std::time::Duration::from_secs(h * 3_600));
         }
-        let strengths =
-            |s: &TraceStore<u128>| s.states().iter().map(TraceState::strength).collect::<Vec<_>>();
-        assert_eq!(strengths(&once), strengths(&often));
+        for s in [&once, &often] {
+            assert_eq!(s.states(), untouched.states(), "a cycle stores nothing");
+            assert_eq!(strengths_at(s, end), strengths_at(&untouched, end));
+            assert_eq!(
+                s.retrieve_ranked(&[id(1), id(2), id(3)], end),
+                untouched.retrieve_ranked(&[id(1), id(2), id(3)], end)
+            );
+        }
+    }
+
+    /// The review's scenario in the store: every query reads the strength at its own `now`, so
+    /// a year-old trace's reinforcement shows at once in every answer, decay cycle or not.
+    #[test]
+    fn queries_agree_with_strength_at() {
+        let t0 = Timestamp::from_secs(1_700_000_000);
+        let year = t0 + days(365);
+        let mut store = store_of(3, TraceKind::Sensory, t0);
+        // 1 stays a year old (0.107); 2 is made fresh a year on; 3 is reinforced a year on.
+        store.remove(id(2)).unwrap();
+        store.insert(TraceEntry::new(id(2), TraceState::new(TraceKind::Sensory, year), 2)).unwrap();
+        let ReinforceOutcome::Reinforced { new_strength } = store.reinforce(id(3), year) else {
+            panic!("sensory traces reinforce")
+        };
+        let p = *store.params();
+        let now = year + std::time::Duration::from_secs(30);
+        assert_eq!(store.get(id(3)).unwrap().state.strength_at(now, &p), new_strength);
+        let expected_order = {
+            let mut by_strength: Vec<(f64, RecordId)> =
+                store.iter().map(|t| (t.state.strength_at(now, &p), t.id)).collect();
+            by_strength.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            by_strength.into_iter().map(|(_, id)| id).collect::<Vec<_>>()
+        };
+        assert_eq!(expected_order, [id(2), id(3), id(1)]);
+        let by_kind: Vec<_> =
+            store.retrieve_by_kind(TraceKind::Sensory, 0.0, 10, now).iter().map(|t| t.id).collect();
+        assert_eq!(by_kind, expected_order);
+        // 0.15 lies between the old trace (0.107) and the reinforced one (0.207).
+        let strong: Vec<_> =
+            store.retrieve_by_kind(TraceKind::Sensory, 0.15, 10, now).iter().map(|t| t.id).collect();
+        assert_eq!(strong, [id(2), id(3)]);
+        let ranked = store.retrieve_ranked(&[id(1), id(2), id(3)], now);
+        for scored in &ranked {
+            let state = store.get(scored.id).unwrap().state;
+            assert_eq!(scored.score, state.retrieval_score(now, false, &p));
+        }
+        assert_eq!(ranked.iter().map(|s| s.id).collect::<Vec<_>>(), [id(2), id(3), id(1)]);
+        for _ in 0..3 {
+            store.record_coactivation(id(1), id(3)).unwrap();
+        }
+        let linked: Vec<_> = store.retrieve_associated(id(1), 0.15, 10, now).iter().map(|t| t.id).collect();
+        assert_eq!(linked, [id(3)]);
+        assert!(store.retrieve_associated(id(3), 0.15, 10, now).is_empty(), "1 is too faint");
+        assert_eq!(store.walk_associations(id(3), 3, 0.1, now).len(), 1);
+        assert!(store.walk_associations(id(3), 3, 0.15, now).is_empty());
+        assert!(store.walk_associations(id(3), 3, f64::NAN, now).is_empty(), "a NaN minimum admits nothing");
+        // retrieve_and_reinforce takes what is at least 0.1 at its own `now`.
+        for at in [now, now + days(1), now + days(30), now + days(800)] {
+            let mut copy = store.clone();
+            let mut want: Vec<(f64, RecordId)> = copy
+                .iter()
+                .map(|t| (t.state.strength_at(at, &p), t.id))
+                .filter(|&(s, _)| s >= RETRIEVE_AND_REINFORCE_MIN_STRENGTH)
+                .collect();
+            want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            let want: Vec<RecordId> = want.into_iter().map(|(_, id)| id).collect();
+            assert_eq!(copy.retrieve_and_reinforce(10, at), want, "{at}");
+        }
+        assert_eq!(store.retrieve_and_reinforce(10, now).len(), 3, "1 (0.107) passes at `now`");
+        // Tiers: 1 was last reinforced a year ago, 3 just now.
+        assert_eq!(store.migrate_tiers(now), 0, "retrieve_and_reinforce rehearsed all three");
+        assert_eq!(store.get(id(3)).unwrap().tier, StorageTier::Hot);
+        // Pruning needs no earlier pass: a faint trace made at t0 is gone in one cycle a year on.
+        let mut faint = TraceState::new(TraceKind::Sensory, t0).to_parts();
+        (faint.anchor, faint.peak) = (0.0101, 0.0101);
+        store.insert(TraceEntry::new(id(4), TraceState::from_parts(faint).unwrap(), 4)).unwrap();
+        assert_eq!(store.decay_cycle(now), DecayCycleReport { decayed: 3, pruned: 1 });
+        assert!(!store.contains(id(4)));
     }
 }

@@ -5,6 +5,12 @@
 //! ([`every_key_of_the_vectors_is_handled`]). Numbers are read from the file, never retyped.
 //! Where a vector pins a reference quirk that maxim changes on purpose, the test feeds the
 //! vector's input and asserts maxim's documented outcome, naming the vector.
+//!
+//! In the reference a trace's strength is a stored field, set by decay cycles, independent of
+//! its `last_reinforced`; in maxim it is [`TraceState::strength_at`], decayed from the anchor.
+//! Vectors that give a strength and an age independently (retrieval scores, tiers, RK1) are
+//! run under [`frozen`] parameters, whose one tick is longer than any age in the file, so the
+//! strength at the query time is exactly the anchor the test sets.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -86,30 +92,37 @@ fn params() -> TraceParams {
     TraceParams::default()
 }
 
+/// Parameters whose one tick (a year) is longer than any age in the vectors: under them, no
+/// tick has elapsed since a trace's anchor, so its strength is the anchor itself.
+fn frozen() -> TraceParams {
+    TraceParams::new(days(365)).unwrap()
+}
+
 /// `n` ticks of the default length after `t`.
 fn ticks_after(t: Timestamp, n: u64) -> Timestamp {
     t + params().tick() * u32::try_from(n).unwrap()
 }
 
-/// A state of `kind` with the given strength (peak the larger of it and the kind's start),
-/// intensity, and last reinforcement.
-fn state_with(kind: TraceKind, strength: f64, intensity: f64, last_reinforced: Timestamp) -> TraceState {
+/// A state of `kind` anchored at `at` with the strength `anchor` (peak the larger of it and
+/// the kind's start), `intensity`, and last reinforced at `at`.
+fn state_with(kind: TraceKind, anchor: f64, intensity: f64, at: Timestamp) -> TraceState {
     TraceState::from_parts(TraceStateParts {
         kind,
-        strength,
-        peak: strength.max(kind.starting_strength()),
+        anchor,
+        anchored_at: at,
+        peak: anchor.max(kind.starting_strength()),
         emotional_intensity: intensity,
         emotional_valence: 0.0,
         reinforcement_count: 0,
-        last_reinforced,
+        last_reinforced: at,
     })
     .unwrap()
 }
 
-/// A state whose strength and peak are both `strength`.
+/// A state made at `now` whose anchor and peak are both `strength`.
 fn state_at_peak(kind: TraceKind, strength: f64, now: Timestamp) -> TraceState {
     let mut parts = TraceState::new(kind, now).to_parts();
-    parts.strength = strength;
+    parts.anchor = strength;
     parts.peak = strength;
     TraceState::from_parts(parts).unwrap()
 }
@@ -295,19 +308,20 @@ fn decay_cycle_dc1_and_dc2() {
     insert(&mut store, rid(1), TraceState::new(TraceKind::Semantic, T0), ());
     insert(&mut store, rid(2), TraceState::new(TraceKind::Firmware, T0), ());
     let ticks = dc1["call"]["tick_count"].as_u64().unwrap();
-    let report = store.decay_cycle(ticks_after(T0, ticks));
+    let now = ticks_after(T0, ticks);
+    let report = store.decay_cycle(now);
     let want = &dc1["expected_result"];
     assert_eq!((report.decayed, report.pruned), (count(&want["decayed"]), count(&want["pruned"])), "DC1");
     let tol = num(&dc1["tolerance"]);
     check(
         "DC1 semantic",
-        store.get(rid(1)).unwrap().state.strength(),
+        store.get(rid(1)).unwrap().state.strength_at(now, &params()),
         num(&dc1["expected_strengths"]["semantic"]),
         tol,
     );
     check(
         "DC1 firmware",
-        store.get(rid(2)).unwrap().state.strength(),
+        store.get(rid(2)).unwrap().state.strength_at(now, &params()),
         num(&dc1["expected_strengths"]["firmware"]),
         0.0,
     );
@@ -345,9 +359,10 @@ fn decay_cycle_dc3_is_not_cumulative() {
     }
     let id_of = |name: &str| rid(names.iter().position(|n| *n == name).unwrap() as u128 + 1);
     let steps = dc3["steps"].as_array().unwrap();
-    let check_values = |store: &TraceStore<&str>, step: &Value, label: &str| {
+    // The strengths a cycle at `at` leaves: each trace's strength at `at`.
+    let check_values = |store: &TraceStore<&str>, at: Timestamp, step: &Value, label: &str| {
         for (name, want) in step["expected"].as_object().unwrap() {
-            let got = store.get(id_of(name)).unwrap().state.strength();
+            let got = store.get(id_of(name)).unwrap().state.strength_at(at, &p);
             check(&format!("DC3 {label} {name}"), got, num(want), tol);
         }
     };
@@ -360,18 +375,18 @@ fn decay_cycle_dc3_is_not_cumulative() {
     let at_100 = ticks_after(T0, steps[0]["call"]["decay_cycle"]["tick_count"].as_u64().unwrap());
     for (k, step) in steps[..2].iter().enumerate() {
         check_report(store.decay_cycle(at_100), step);
-        check_values(&store, step, &format!("step {}", k + 1));
+        check_values(&store, at_100, step, &format!("step {}", k + 1));
     }
     for (name, peak) in steps[0]["expected_peaks_unchanged"].as_object().unwrap() {
         assert_eq!(store.get(id_of(name)).unwrap().state.peak(), num(peak), "DC3 peak {name}");
     }
     // Step 3: the reference's default tick_count 1 raises strengths back to peak * 2^-eff. In
-    // maxim a tick count is a time, so this is the cycle evaluated one tick after T0: decay is
-    // computed from the peak, whatever ran before.
+    // maxim a tick count is a time, so this is the cycle evaluated one tick after T0. No trace
+    // has been reinforced yet (anchor == peak), so the values are the reference's.
     assert!(steps[2]["call"]["decay_cycle"].as_object().unwrap().is_empty(), "default tick_count");
     let at_1 = ticks_after(T0, 1);
     check_report(store.decay_cycle(at_1), &steps[2]);
-    check_values(&store, &steps[2], "step 3");
+    check_values(&store, at_1, &steps[2], "step 3");
     // Step 4: reinforcing at that time works on 0.49654...; + 0.1 passes the peak and raises it.
     let semantic = id_of("semantic");
     let ReinforceOutcome::Reinforced { new_strength } = store.reinforce(semantic, at_1) else {
@@ -389,12 +404,42 @@ fn decay_cycle_dc3_is_not_cumulative() {
         store.reinforce(semantic, at_1);
     }
     let state = store.get(semantic).unwrap().state;
-    check("DC3 step 5", state.strength(), num(&steps[4]["expected"]["strength"]), tol);
+    check("DC3 step 5", state.strength_at(at_1, &p), num(&steps[4]["expected"]["strength"]), tol);
     check("DC3 step 5 peak", state.peak(), num(&steps[4]["expected"]["peak_strength"]), tol);
-    // Step 6: one tick after that last reinforcement.
+    // Step 6: one tick after that last reinforcement. Here the reinforced strength is also the
+    // peak, so decaying from the anchor (maxim) and from the peak (the reference) agree.
+    assert_eq!(state.anchor(), state.peak());
     assert_eq!(steps[5]["call"]["decay_cycle"]["tick_count"], 1);
-    check_report(store.decay_cycle(ticks_after(at_1, 1)), &steps[5]);
-    check_values(&store, &steps[5], "step 6");
+    let at_2 = ticks_after(at_1, 1);
+    check_report(store.decay_cycle(at_2), &steps[5]);
+    check_values(&store, at_2, &steps[5], "step 6");
+}
+
+/// Where the reference and maxim part: a trace reinforced below its peak. The reference's next
+/// decay cycle recomputes from the peak (DC3's "default tick_count = 1: strengths go back UP to
+/// peak * 2^-eff" applied to a reinforced trace); maxim decays from the reinforced strength.
+#[test]
+fn decay_cycle_after_a_reinforcement_below_the_peak_decays_from_the_reinforced_strength() {
+    let dc3 = row("decay_cycle", "DC3");
+    let sensory_after_100 = num(&dc3["steps"][0]["expected"]["sensory"]);
+    let p = params();
+    let mut store: TraceStore<()> = TraceStore::new(p);
+    insert(&mut store, rid(1), TraceState::new(TraceKind::Sensory, T0), ());
+    let at_100 = ticks_after(T0, 100);
+    check("DC3 sensory", store.get(rid(1)).unwrap().state.strength_at(at_100, &p), sensory_after_100, 1e-12);
+    let ReinforceOutcome::Reinforced { new_strength } = store.reinforce(rid(1), at_100) else {
+        panic!("sensory reinforces")
+    };
+    assert_eq!(new_strength, compute_reinforcement(sensory_after_100, false));
+    assert!(new_strength < TraceKind::Sensory.starting_strength(), "below the peak 0.4");
+    store.decay_cycle(ticks_after(at_100, 1));
+    let state = store.get(rid(1)).unwrap().state;
+    let got = state.strength_at(ticks_after(at_100, 1), &p);
+    // The reference would give peak * 2^-0.1 = DC3 step 3's sensory value (0.37321...).
+    let reference = num(&dc3["steps"][2]["expected"]["sensory"]);
+    assert_eq!(got, compute_decay(new_strength, 0.1, 1.0, 0.0), "maxim: from the reinforced strength");
+    assert!(got < reference - 0.01, "not back up to the peak: {got} vs {reference}");
+    assert_eq!(state.peak(), TraceKind::Sensory.starting_strength());
 }
 
 #[test]
@@ -422,7 +467,7 @@ fn decay_cycle_dc4_prune_boundary() {
     for n in [2, 3] {
         check(
             &format!("DC4 kept {n}"),
-            store.get(rid(n)).unwrap().state.strength(),
+            store.get(rid(n)).unwrap().state.strength_at(now, &p),
             expected[n as usize - 1],
             tol,
         );
@@ -443,7 +488,7 @@ fn reinforcement_vectors_through_the_formula_and_the_state() {
         check(id, compute_reinforcement(current, active), expected, num(&r["tolerance"]));
         // Through a trace at that strength (RE1's -0.5 is not a valid strength: maxim refuses it).
         let mut parts = TraceState::new(TraceKind::Semantic, T0).to_parts();
-        parts.strength = current;
+        parts.anchor = current;
         parts.peak = current;
         match TraceState::from_parts(parts) {
             Ok(mut state) => {
@@ -535,7 +580,7 @@ fn retrieval_score_vectors_through_the_formula_and_the_state() {
             state_with(TraceKind::Semantic, num(&i["strength"]), num(&i["emotional_intensity"]), last);
         check(
             &format!("{id} state"),
-            state.retrieval_score(T0, i["associated"].as_bool().unwrap()),
+            state.retrieval_score(T0, i["associated"].as_bool().unwrap(), &frozen()),
             expected,
             tol,
         );
@@ -561,7 +606,8 @@ fn ranking_rk1() {
         "E" => rid(5),
         _ => rid(999), // not stored
     };
-    let mut store: TraceStore<()> = TraceStore::new(params());
+    // The vector's strengths are those at the query time: see `frozen`.
+    let mut store: TraceStore<()> = TraceStore::new(frozen());
     for (name, t) in rk1["setup"]["traces"].as_object().unwrap() {
         let last = ago(T0, num(&t["seconds_since_last_reinforced"]));
         let state =
@@ -605,7 +651,7 @@ fn tier_vectors_through_the_formula_and_the_state() {
         let expected = text(&r["expected"]);
         assert_eq!(compute_storage_tier(strength, secs).as_str(), expected, "{id}");
         let state = state_with(TraceKind::Semantic, strength, 0.0, ago(T0, secs));
-        assert_eq!(state.tier(T0).as_str(), expected, "{id} state");
+        assert_eq!(state.tier(T0, &frozen()).as_str(), expected, "{id} state");
     }
 }
 
@@ -661,7 +707,7 @@ fn hebbian_h1_to_h7() {
         store.record_coactivation(x, y).unwrap();
     }
     let h1 = &row("hebbian", "H1")["expected"];
-    let assoc = store.retrieve_associated(x, 0.0, MAX_ASSOCIATIONS);
+    let assoc = store.retrieve_associated(x, 0.0, MAX_ASSOCIATIONS, T0);
     assert_eq!(assoc.len(), count(&h1["retrieve_associated(X).size"]), "H1");
     assert_eq!(assoc[0].id, y, "H1 first");
 
@@ -669,7 +715,7 @@ fn hebbian_h1_to_h7() {
     let mut store = hebbian_store(2);
     store.record_coactivation(x, y).unwrap();
     assert_eq!(
-        store.retrieve_associated(x, 0.0, MAX_ASSOCIATIONS).len(),
+        store.retrieve_associated(x, 0.0, MAX_ASSOCIATIONS, T0).len(),
         count(&row("hebbian", "H2")["expected"]["retrieve_associated(X).size"]),
         "H2"
     );
@@ -779,7 +825,7 @@ fn hebbian_h9_delete_leaves_no_dangling_id() {
     assert!(!store.associated(hub).unwrap().contains(&partners[0]));
     // What readers see is the same as in the reference: 19 live partners.
     assert_eq!(
-        store.retrieve_associated(hub, 0.0, MAX_ASSOCIATIONS).len(),
+        store.retrieve_associated(hub, 0.0, MAX_ASSOCIATIONS, T0).len(),
         count(&h9["retrieve_associated(H).count"])
     );
     // The counts with P1 are gone on both sides.
@@ -794,7 +840,7 @@ fn hebbian_h9_delete_leaves_no_dangling_id() {
 #[test]
 fn hebbian_h10_partner_sees_its_hub() {
     let (store, hub, partners) = h8_store();
-    let found = store.retrieve_associated(partners[5], 0.0, MAX_ASSOCIATIONS);
+    let found = store.retrieve_associated(partners[5], 0.0, MAX_ASSOCIATIONS, T0);
     assert_eq!(found.len(), count(&row("hebbian", "H10")["expected"]["count"]), "H10");
     assert_eq!(found[0].id, hub);
 }
@@ -819,13 +865,13 @@ fn chain(back_edge: bool) -> (TraceStore<()>, [RecordId; 4]) {
 fn walk_associations_w1_to_w9() {
     let name = |id: RecordId| ["a", "b", "c", "d"][id.as_u128() as usize - 1];
     let names = |v: &'static Value| v.as_array().unwrap().iter().map(text).collect::<Vec<_>>();
-    let walk_defaults = |store: &TraceStore<()>, start| store.walk_associations(start, 12, 0.1);
+    let walk_defaults = |store: &TraceStore<()>, start| store.walk_associations(start, 12, 0.1, T0);
     let (store, [a, ..]) = chain(false);
     let walked = walk_defaults(&store, a);
     let found: Vec<&str> = walked.iter().map(|s| name(s.id)).collect();
 
     assert_eq!(found, names(&row("walk_associations", "W1")["expected"]["found"]), "W1");
-    let hop1: Vec<&str> = store.walk_associations(a, 1, 0.1).iter().map(|s| name(s.id)).collect();
+    let hop1: Vec<&str> = store.walk_associations(a, 1, 0.1, T0).iter().map(|s| name(s.id)).collect();
     assert_eq!(hop1, names(&row("walk_associations", "W2")["expected"]["found"]), "W2");
     assert!(!found.contains(&text(&row("walk_associations", "W3")["expected"]["excludes"])), "W3");
     for (n, want) in row("walk_associations", "W5")["expected"]["depth"].as_object().unwrap() {
@@ -852,26 +898,26 @@ fn walk_associations_w1_to_w9() {
     let (mut weak, [a, b, ..]) = chain(false);
     *weak.state_mut(b).unwrap() = state_with(TraceKind::Semantic, weak_strength, 0.0, T0);
     assert_eq!(
-        weak.walk_associations(a, 12, 0.1).len(),
+        weak.walk_associations(a, 12, 0.1, T0).len(),
         names(&row("walk_associations", "W7")["expected"]["found"]).len(),
         "W7"
     );
     // The start's own strength is not checked.
-    assert_eq!(weak.walk_associations(b, 12, 0.1).len(), 3);
+    assert_eq!(weak.walk_associations(b, 12, 0.1, T0).len(), 3);
 
     // W8: a lone trace; W9: an unknown start.
     let lone = hebbian_store(1);
     assert_eq!(
-        lone.walk_associations(rid(1), 12, 0.1).len(),
+        lone.walk_associations(rid(1), 12, 0.1, T0).len(),
         names(&row("walk_associations", "W8")["expected"]["found"]).len(),
         "W8"
     );
     assert_eq!(
-        store.walk_associations(rid(77), 12, 0.1).len(),
+        store.walk_associations(rid(77), 12, 0.1, T0).len(),
         names(&row("walk_associations", "W9")["expected"]["found"]).len(),
         "W9"
     );
-    assert!(store.walk_associations(a, 0, 0.1).is_empty(), "zero hops reach nothing");
+    assert!(store.walk_associations(a, 0, 0.1, T0).is_empty(), "zero hops reach nothing");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -899,7 +945,10 @@ fn retrieve_and_reinforce_rar1() {
         insert(&mut store, rid(n as u128 + 1), state_with(kind.parse().unwrap(), *strength, 0.0, T0), ());
     }
     let id_of = |kind: &str| rid(setup.iter().position(|(k, _)| *k == kind).unwrap() as u128 + 1);
-    let later = T0 + Duration::from_secs(600);
+    // The vector's strengths are those at the call: call within the first tick after T0, where
+    // every strength is still its anchor (a whole tick later sensory would be below 0.1).
+    let later = T0 + params().tick() / 2;
+    let untouched = store.clone();
     let got = store.retrieve_and_reinforce(count(&rar1["call"]["limit"]), later);
     assert_eq!(got.len(), count(&rar1["expected_count"]), "RAR1");
     // Firmware and identity tie at 1.0; the reference leaves their order open, maxim breaks
@@ -909,7 +958,12 @@ fn retrieve_and_reinforce_rar1() {
     assert_eq!(got, order, "RAR1 order");
     for (kind, after) in rar1["expected_after"].as_object().unwrap() {
         let state = store.get(id_of(kind)).unwrap().state;
-        assert_eq!(state.strength(), num(&after["strength"]), "RAR1 {kind} strength unchanged");
+        let before = untouched.get(id_of(kind)).unwrap().state;
+        assert_eq!(state.strength_at(later, &params()), num(&after["strength"]), "RAR1 {kind} strength");
+        // The rehearsal changed no strength, now or later: decay goes on as before.
+        for at in [later, T0 + days(1), T0 + days(100)] {
+            assert_eq!(state.strength_at(at, &params()), before.strength_at(at, &params()), "RAR1 {kind}");
+        }
         assert_eq!(state.reinforcement_count() as usize, count(&after["reinforcement_count"]), "RAR1 {kind}");
         assert_eq!(
             state.last_reinforced() == later,
@@ -922,6 +976,8 @@ fn retrieve_and_reinforce_rar1() {
     let again = store.retrieve_and_reinforce(10, later);
     assert_eq!(again.len(), count(&rar1["then"]["expected_count"]), "RAR1 then");
     assert!(again.contains(&id_of("sensory")) && !again.contains(&id_of("procedural")));
+    // One tick on, the sensory trace (0.1 * 2^-0.1) has fallen below the minimum.
+    assert!(!store.retrieve_and_reinforce(10, ticks_after(T0, 1)).contains(&id_of("sensory")));
 }
 
 #[test]
@@ -934,7 +990,7 @@ fn erase_e1_to_e6() {
     }
     let kind = kind_of(&e1["expected"]["type"]);
     assert_eq!(store.erase_by_kind(kind), count(&e1["expected"]["erased"]), "E1");
-    assert!(store.retrieve_by_kind(kind, 0.0, usize::MAX).is_empty(), "E1 then");
+    assert!(store.retrieve_by_kind(kind, 0.0, usize::MAX, T0).is_empty(), "E1 then");
     // E2: the kind by name ("semantic" parses like the reference's string type).
     let e2 = &row("erase", "E2")["expected"];
     assert_eq!(store.erase_by_kind(kind_of(&e2["type"])), count(&e2["erased"]), "E2");
@@ -1016,13 +1072,16 @@ fn new_trace_defaults_n1_to_n9() {
         insert(&mut store, record_id, state.clone(), ());
         for (field, value) in want.as_object().unwrap() {
             match field.as_str() {
-                "strength" => assert_eq!(state.strength(), num(value), "{id}"),
+                "strength" => {
+                    assert_eq!(state.strength_at(T0, &params()), num(value), "{id}");
+                    assert_eq!((state.anchor(), state.peak()), (num(value), num(value)), "{id}");
+                }
                 "base_decay_rate" => assert_eq!(state.base_decay_rate(), num(value), "{id}"),
                 "reinforcement_count" => {
                     assert_eq!(state.reinforcement_count() as usize, count(value), "{id}");
                 }
                 "storage_tier" => {
-                    assert_eq!(state.tier(T0).as_str(), text(value), "{id}");
+                    assert_eq!(state.tier(T0, &params()).as_str(), text(value), "{id}");
                     assert_eq!(store.get(record_id).unwrap().tier.as_str(), text(value), "{id}");
                 }
                 "trace_id_pattern" => {
@@ -1051,45 +1110,52 @@ fn random_states(n: usize, seed: u64) -> Vec<TraceState> {
         .map(|_| {
             let kind = TraceKind::ALL[rng.below(7) as usize];
             let peak = rng.uniform();
-            let strength = peak * rng.uniform();
+            let anchor = peak * rng.uniform();
             let age = rng.below(200 * 86_400_000_000) as i64;
+            let anchored_at = Timestamp::from_micros(T0.as_micros() - age);
+            let rehearsed = rng.below(age as u64 + 1) as i64;
             TraceState::from_parts(TraceStateParts {
                 kind,
-                strength,
+                anchor,
+                anchored_at,
                 peak,
                 emotional_intensity: rng.uniform(),
                 emotional_valence: rng.uniform() * 2.0 - 1.0,
                 reinforcement_count: 0,
-                last_reinforced: Timestamp::from_micros(T0.as_micros() - age),
+                last_reinforced: Timestamp::from_micros(anchored_at.as_micros() + rehearsed),
             })
             .unwrap()
         })
         .collect()
 }
 
+/// `decay_all` writes `strength_at` bit for bit, counts like a per-state loop, and leaves the
+/// states alone.
 fn assert_decay_all_agrees(
     states: &[TraceState],
     now: Timestamp,
     p: &TraceParams,
 ) -> Result<(), TestCaseError> {
-    let mut decayed = states.to_vec();
-    let summary = decay_all(&mut decayed, now, p);
-    let (mut kept, mut prune) = (0, 0);
-    for (before, after) in states.iter().zip(&decayed) {
-        if before.base_decay_rate() == 0.0 {
-            prop_assert_eq!(before, after);
+    let mut out = vec![f64::NAN; 3];
+    let summary = decay_all(states, now, p, &mut out);
+    prop_assert_eq!(out.len(), states.len());
+    let mut want = DecaySummary::default();
+    for (state, got) in states.iter().zip(&out) {
+        let strength = state.strength_at(now, p);
+        prop_assert_eq!(got.to_bits(), strength.to_bits());
+        if state.base_decay_rate() == 0.0 {
             continue;
         }
-        let want = before.strength_at(now, p);
-        prop_assert_eq!(after.strength(), want);
-        prop_assert_eq!(after.peak(), before.peak());
-        if want <= PRUNE_THRESHOLD {
-            prune += 1;
-        } else {
-            kept += 1;
+        match state.disposition(now, p) {
+            Disposition::Prune => want.prune_candidates += 1,
+            Disposition::Archive => {
+                want.decayed += 1;
+                want.archive_candidates += 1;
+            }
+            Disposition::Active | Disposition::AutoFire => want.decayed += 1,
         }
     }
-    prop_assert_eq!(summary, DecaySummary { decayed: kept, prune_candidates: prune });
+    prop_assert_eq!(summary, want);
     Ok(())
 }
 
@@ -1100,27 +1166,26 @@ fn parallel_decay_all_matches_per_state() {
     assert_decay_all_agrees(&states, T0, &params()).unwrap();
     let coarse = TraceParams::new(Duration::from_secs(3_600)).unwrap();
     assert_decay_all_agrees(&states, T0, &coarse).unwrap();
+    let mut out = Vec::new();
+    let summary = decay_all(&states, T0, &params(), &mut out);
+    assert!(summary.prune_candidates > 0 && summary.archive_candidates > 0, "{summary:?}");
 }
 
 fn arb_state() -> impl Strategy<Value = TraceState> {
     (
-        0..7usize,
-        0.0..=1.0f64,
-        0.0..=1.0f64,
-        0.0..=1.0f64,
-        -1.0..=1.0f64,
-        any::<u16>(),
-        -(1i64 << 50)..(1i64 << 50),
+        (0..7usize, 0.0..=1.0f64, 0.0..=1.0f64, 0.0..=1.0f64, -1.0..=1.0f64),
+        (any::<u16>(), -(1i64 << 50)..(1i64 << 50), 0i64..(1i64 << 40)),
     )
-        .prop_map(|(k, peak, frac, e, v, n, at)| {
+        .prop_map(|((k, peak, frac, e, v), (n, at, rehearsed))| {
             TraceState::from_parts(TraceStateParts {
                 kind: TraceKind::ALL[k],
-                strength: peak * frac,
+                anchor: peak * frac,
+                anchored_at: Timestamp::from_micros(at),
                 peak,
                 emotional_intensity: e,
                 emotional_valence: v,
                 reinforcement_count: u32::from(n),
-                last_reinforced: Timestamp::from_micros(at),
+                last_reinforced: Timestamp::from_micros(at + rehearsed),
             })
             .unwrap()
         })
@@ -1136,12 +1201,29 @@ fn arb_params() -> impl Strategy<Value = TraceParams> {
     })
 }
 
+/// One event of a trace's life, `gap` microseconds after the previous one.
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Reinforce,
+    Rehearse,
+    Retrieve,
+    Probe,
+}
+
+fn arb_events() -> impl Strategy<Value = Vec<(Event, i64)>> {
+    let event =
+        prop_oneof![Just(Event::Reinforce), Just(Event::Rehearse), Just(Event::Retrieve), Just(Event::Probe)];
+    // Gaps from nothing to about 35 years, sometimes negative (a late report).
+    let gap = prop_oneof![0i64..120_000_000, 0i64..(1i64 << 50), -(1i64 << 36)..0];
+    proptest::collection::vec((event, gap), 1..40)
+}
+
 proptest! {
     #[test]
     fn strength_at_stays_in_the_unit_interval(s in arb_state(), p in arb_params(), now in any::<i64>()) {
         let v = s.strength_at(Timestamp::from_micros(now), &p);
         prop_assert!((0.0..=1.0).contains(&v), "{}", v);
-        prop_assert!(v <= s.peak());
+        prop_assert!(v <= s.anchor() && s.anchor() <= s.peak());
     }
 
     #[test]
@@ -1156,15 +1238,88 @@ proptest! {
         prop_assert!(late <= early, "{} then {}", early, late);
     }
 
+    /// A life of reinforcements, rehearsals and retrievals: between reinforcements the
+    /// strength never rises (rehearsals and retrievals change nothing in it); a reinforcement
+    /// never lowers the strength at its own time and leaves it at the returned value; the
+    /// invariants hold throughout; tier and score always agree with `strength_at`.
     #[test]
-    fn reinforcement_never_exceeds_one(s in arb_state(), p in arb_params(), now in -(1i64 << 52)..(1i64 << 52), n in 1usize..15) {
+    fn a_trace_life_keeps_strength_consistent(
+        s in arb_state(),
+        p in arb_params(),
+        events in arb_events(),
+    ) {
+        let mut s = s;
+        let mut now = s.last_reinforced();
+        let mut last_probe: Option<(Timestamp, f64)> = None;
+        for (event, gap) in events {
+            now = Timestamp::from_micros(now.as_micros().saturating_add(gap));
+            let before = s.clone();
+            let strength = s.strength_at(now, &p);
+            match event {
+                Event::Reinforce => match s.reinforce(now, &p) {
+                    Ok(v) => {
+                        prop_assert!(v >= strength && (0.0..=1.0).contains(&v), "{} -> {}", strength, v);
+                        prop_assert_eq!(s.strength_at(now, &p), v);
+                        prop_assert!(s.peak() >= before.peak());
+                        prop_assert_eq!(s.reinforcement_count(), before.reinforcement_count().saturating_add(1));
+                        last_probe = None;
+                    }
+                    Err(ReinforceError::Firmware) => {
+                        prop_assert_eq!(s.kind(), TraceKind::Firmware);
+                        prop_assert_eq!(&s, &before);
+                    }
+                },
+                Event::Rehearse | Event::Retrieve => {
+                    if matches!(event, Event::Rehearse) {
+                        s.rehearse(now);
+                    } else {
+                        s.mark_retrieved(now);
+                    }
+                    prop_assert_eq!((s.anchor(), s.anchored_at(), s.peak()), (before.anchor(), before.anchored_at(), before.peak()));
+                    prop_assert_eq!(s.last_reinforced(), before.last_reinforced().max(now));
+                    for probe in [now, now + p.tick(), now + days(400)] {
+                        prop_assert_eq!(s.strength_at(probe, &p), before.strength_at(probe, &p));
+                    }
+                }
+                Event::Probe => {
+                    if let Some((at, earlier)) = last_probe
+                        && at <= now
+                    {
+                        prop_assert!(strength <= earlier, "rose from {} to {}", earlier, strength);
+                    }
+                    last_probe = Some((now, strength));
+                }
+            }
+            prop_assert!(TraceState::from_parts(s.to_parts()).is_ok(), "invariants: {:?}", s);
+            let strength = s.strength_at(now, &p);
+            prop_assert_eq!(
+                s.tier(now, &p),
+                compute_storage_tier(strength, now.secs_since(s.last_reinforced()))
+            );
+            prop_assert_eq!(
+                s.retrieval_score(now, true, &p),
+                compute_retrieval_score(strength, s.emotional_intensity(), now.secs_since(s.last_reinforced()), true)
+            );
+            prop_assert_eq!(s.disposition(now, &p), Disposition::of(strength));
+        }
+    }
+
+    #[test]
+    fn reinforce_never_lowers_strength_and_never_exceeds_one(
+        s in arb_state(),
+        p in arb_params(),
+        now in -(1i64 << 52)..(1i64 << 52),
+        n in 1usize..15,
+    ) {
         let mut s = s;
         let now = Timestamp::from_micros(now);
         for _ in 0..n {
+            let before = s.strength_at(now, &p);
             match s.reinforce(now, &p) {
                 Ok(v) => {
                     prop_assert!((0.0..=1.0).contains(&v));
-                    prop_assert!(s.strength() <= s.peak() && s.peak() <= 1.0);
+                    prop_assert!(s.strength_at(now, &p) >= before);
+                    prop_assert!(s.anchor() <= s.peak() && s.peak() <= 1.0);
                 }
                 Err(ReinforceError::Firmware) => prop_assert_eq!(s.kind(), TraceKind::Firmware),
             }
