@@ -1,12 +1,15 @@
 //! Trace dynamics (`maxim_core::trace`, after lex-memory).
 //!
-//! - `decay_all/{auto,one_thread}/1000000`: time-based decay of 10^6 trace states (the seven
-//!   kinds cycled, intensities 0.0..1.0 cycled, last reinforcements spread over 90 days) on
-//!   rayon's default pool and on a one-thread pool (target for `auto` on 2 cores: < 20 ms);
+//! - `decay_all/{auto,one_thread}/1000000`: the strengths at one `now` of 10^6 trace states
+//!   (the seven kinds cycled, intensities 0.0..1.0 cycled, anchors spread over 90 days) written
+//!   into a reused buffer, on rayon's default pool and on a one-thread pool (target for `auto`
+//!   on 2 cores: < 20 ms);
 //! - `store/*/100000`: the lex-memory baseline operations of `spec/lex-memory.md` §15 on a
 //!   `TraceStore` of 10^5 traces: one `decay_cycle`, `migrate_tiers` when two thirds of the
-//!   tiers change and when none does, `retrieve_ranked` of 1,000 ids (100 of them linked), and
-//!   10,000 `record_coactivation` calls (3,333 pairs x 3, links form).
+//!   tiers change and when none does, `retrieve_ranked` of 1,000 ids (100 of them linked),
+//!   10,000 `record_coactivation` calls (3,333 pairs x 3, links form), and
+//!   `retrieve_by_kind` (the 10 strongest semantic traces: a query that evaluates the strength
+//!   of every trace of the kind at its `now`, since no strength is stored).
 //!
 //! Run with `cargo bench -p maxim-benches --bench trace`.
 
@@ -22,16 +25,18 @@ use maxim_core::{Partition, RecordId, SplitMix64, Timestamp, days};
 
 const NOW: Timestamp = Timestamp::from_secs(T0_SECS);
 
-/// State `i` of the workload: kind `i mod 7`, intensity `(i mod 11) / 10`, last reinforced a
-/// uniform time within the last 90 days (`age` overrides that), strength at its peak.
+/// State `i` of the workload: kind `i mod 7`, intensity `(i mod 11) / 10`, made (anchored and
+/// last reinforced) a uniform time within the last 90 days (`age` overrides that), at its
+/// kind's starting strength.
 fn workload_state(i: usize, rng: &mut SplitMix64, age: Option<Duration>) -> TraceState {
     let kind = TraceKind::ALL[i % 7];
     let age = age.unwrap_or_else(|| Duration::from_micros(rng.below(days(90).as_micros() as u64)));
-    let peak = kind.starting_strength();
+    let start = kind.starting_strength();
     TraceState::from_parts(TraceStateParts {
         kind,
-        strength: peak,
-        peak,
+        anchor: start,
+        anchored_at: NOW - age,
+        peak: start,
         emotional_intensity: (i % 11) as f64 / 10.0,
         emotional_valence: 0.0,
         reinforcement_count: 0,
@@ -49,13 +54,17 @@ fn decay(c: &mut Criterion) {
     let params = TraceParams::default();
     let mut group = c.benchmark_group("decay_all");
     group.sample_size(30);
-    let mut all = states(1_000_000);
-    let summary = decay_all(&mut all, NOW, &params);
+    let all = states(1_000_000);
+    let mut strengths = Vec::new();
+    let summary = decay_all(&all, NOW, &params, &mut strengths);
     assert_eq!(summary.decayed + summary.prune_candidates, 1_000_000 - 1_000_000 / 7 - 1);
-    group.bench_function("auto/1000000", |b| b.iter(|| decay_all(black_box(&mut all), NOW, &params)));
+    assert_eq!(strengths.len(), all.len());
+    group.bench_function("auto/1000000", |b| {
+        b.iter(|| decay_all(black_box(&all), NOW, &params, &mut strengths));
+    });
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool");
     group.bench_function("one_thread/1000000", |b| {
-        b.iter(|| one.install(|| decay_all(black_box(&mut all), NOW, &params)));
+        b.iter(|| one.install(|| decay_all(black_box(&all), NOW, &params, &mut strengths)));
     });
     group.finish();
 }
@@ -116,6 +125,10 @@ fn store_ops(c: &mut Criterion) {
     }
     group.bench_function("retrieve_ranked/1000", |b| {
         b.iter(|| ranked_store.retrieve_ranked(black_box(&requested), NOW));
+    });
+    assert_eq!(ranked_store.retrieve_by_kind(TraceKind::Semantic, 0.0, 10, NOW).len(), 10);
+    group.bench_function("retrieve_by_kind_top10/100000", |b| {
+        b.iter(|| ranked_store.retrieve_by_kind(TraceKind::Semantic, black_box(0.1), 10, NOW).len());
     });
 
     // 10,000 co-activations: 3,333 pairs three times each, plus one (links form).
