@@ -20,7 +20,7 @@
 //! let mut ids = IdGenerator::seeded(1);
 //! let meta = RecordMeta::new(ids.next_id(clock.now()), clock.now(), Source::ToolResult, 0.8, TraceKind::Episodic)?;
 //! assert_eq!(meta.trust.get(), 0.8);
-//! assert_eq!(meta.trace.strength(), 0.6);
+//! assert_eq!(meta.trace.strength_at(clock.now(), &maxim_core::TraceParams::default()), 0.6);
 //! # Ok::<(), maxim_core::Error>(())
 //! ```
 //!
