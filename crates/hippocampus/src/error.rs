@@ -60,5 +60,16 @@ impl Error {
     }
 }
 
+impl From<Error> for maxim_core::Error {
+    /// A core error comes back as itself (so a hub sees `NotFound`, `Corrupt`, ... whatever
+    /// layer it asked); the episodic layer's own errors arrive as [`maxim_core::Error::Layer`].
+    fn from(err: Error) -> Self {
+        match err {
+            Error::Core(core) => core,
+            other => maxim_core::Error::Layer { layer: "hippocampus", source: Box::new(other) },
+        }
+    }
+}
+
 /// `Result` with the crate's [`Error`] as the default error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
