@@ -211,17 +211,12 @@ impl Atl {
         }
         let kind = edge_kind_of(relationship);
         let graph = &mut self.state.graph;
-        let existing = |s, t| {
-            graph
-                .find_edge(s, t, Some(kind), Some(relationship))
-                .map(|e| (e.weight, e.confidence().unwrap_or(DEFAULT_RELATIONSHIP_CONFIDENCE)))
-        };
-        let forward = existing(source, target);
-        let backward = if symmetric && source != target { existing(target, source) } else { None };
-        let previous = match (forward, backward) {
-            (Some((w1, c1)), Some((w2, c2))) => Some((w1.max(w2), c1.max(c2))),
-            (one, other) => one.or(other),
-        };
+        // A symmetric pair is always written whole, so the forward edge speaks for both (a
+        // lone reverse edge, which only a hand-made file could hold, is overwritten).
+        let forward = graph
+            .find_edge(source, target, Some(kind), Some(relationship))
+            .map(|e| (e.weight, e.confidence().unwrap_or(DEFAULT_RELATIONSHIP_CONFIDENCE)));
+        let previous = forward;
         let (new_weight, new_confidence) = match previous {
             Some((w, c)) => (w.max(weight), reinforced_confidence(c, confidence)),
             None => (weight, confidence),
@@ -229,7 +224,7 @@ impl Atl {
         let edge = EdgeSpec { kind, relationship, weight: new_weight, confidence: new_confidence };
         edge.write(graph, source, target, forward.is_some())?;
         if symmetric && source != target {
-            if let Err(err) = edge.write(graph, target, source, backward.is_some()) {
+            if let Err(err) = edge.write(graph, target, source, forward.is_some()) {
                 // Put the first direction back as it was (only reachable when the graph is full).
                 match forward {
                     None => {
