@@ -85,6 +85,19 @@ pub enum Error {
     },
 }
 
+impl From<Error> for maxim_core::Error {
+    /// A core error comes back as itself and an unknown concept as
+    /// [`maxim_core::Error::NotFound`] (so a hub sees the same typed errors whatever layer it
+    /// asked); the ATL's other errors arrive as [`maxim_core::Error::Layer`].
+    fn from(err: Error) -> Self {
+        match err {
+            Error::Core(core) => core,
+            Error::UnknownConcept { id } => maxim_core::Error::NotFound { id },
+            other => maxim_core::Error::Layer { layer: "atl", source: Box::new(other) },
+        }
+    }
+}
+
 /// `Result` with the crate's [`Error`] as the default error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

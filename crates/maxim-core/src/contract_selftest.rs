@@ -173,7 +173,7 @@ impl MemoryLayer for NoteLayer {
             records: self.notes.len(),
             graph_nodes: self.graph.node_count(),
             graph_edges: self.graph.edge_count(),
-            counters: [("callback_failures".to_owned(), self.callbacks.failures())].into(),
+            counters: [(crate::CALLBACK_FAILURES.to_owned(), self.callbacks.failures())].into(),
             ..LayerStats::default()
         }
     }

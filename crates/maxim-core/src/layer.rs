@@ -85,8 +85,11 @@ pub trait MemoryLayer: Send + Sync {
     type Record: MemoryRecord;
     /// The layer's recall filter; its default matches every record.
     type Filter: Default;
-    /// The layer's error.
-    type Error: std::error::Error + Send + Sync + 'static + From<Error>;
+    /// The layer's error. It wraps the core [`Error`] and hands it back unwrapped
+    /// (`Into<Error>`), so callers holding layers as [`LayerView`] see the core's typed errors
+    /// (`NotFound`, `Corrupt`, ...) whatever the layer, and the layer's own errors as
+    /// [`Error::Layer`].
+    type Error: std::error::Error + Send + Sync + 'static + From<Error> + Into<Error>;
 
     /// The layer's name (`hippocampus`, `atl`, ...).
     fn name(&self) -> &'static str;
@@ -136,7 +139,7 @@ pub trait MemoryLayer: Send + Sync {
     /// Registers a callback told about every removed record.
     fn on_delete(&mut self, callback: DeleteCallback);
 
-    /// Counts that describe the layer.
+    /// Counts that describe the layer; `counters` includes [`CALLBACK_FAILURES`].
     fn stats(&self) -> LayerStats;
 
     /// Number of records, full and compressed.
@@ -154,10 +157,13 @@ pub trait MemoryLayer: Send + Sync {
     fn touch(&mut self, ids: &[RecordId]) -> usize;
 }
 
+/// The name of the [`LayerStats::counters`] entry that counts failed or panicking callbacks.
+pub const CALLBACK_FAILURES: &str = "callback_failures";
+
 /// The object-safe part of a [`MemoryLayer`], independent of its record type.
 ///
-/// Implemented for every `MemoryLayer`; errors arrive as [`Error::Layer`] (or as the core
-/// error they already were).
+/// Implemented for every `MemoryLayer`; errors arrive as the core error they wrap, or as
+/// [`Error::Layer`] for the layer's own.
 pub trait LayerView: Send + Sync {
     /// The layer's name.
     fn layer_name(&self) -> &'static str;
@@ -187,14 +193,6 @@ pub trait LayerView: Send + Sync {
     fn touch_ids(&mut self, ids: &[RecordId]) -> usize;
 }
 
-fn to_core<E: std::error::Error + Send + Sync + 'static>(layer: &'static str, err: E) -> Error {
-    let boxed: BoxError = Box::new(err);
-    match boxed.downcast::<Error>() {
-        Ok(core) => *core,
-        Err(source) => Error::Layer { layer, source },
-    }
-}
-
 impl<L: MemoryLayer> LayerView for L {
     fn layer_name(&self) -> &'static str {
         self.name()
@@ -217,7 +215,7 @@ impl<L: MemoryLayer> LayerView for L {
         ids
     }
     fn remove_by_id(&mut self, id: RecordId) -> Result<()> {
-        self.remove(id).map(drop).map_err(|e| to_core(self.name(), e))
+        self.remove(id).map(drop).map_err(Into::into)
     }
     fn layer_stats(&self) -> LayerStats {
         self.stats()
@@ -226,13 +224,13 @@ impl<L: MemoryLayer> LayerView for L {
         self.graph()
     }
     fn save_to(&self, path: &Path) -> Result<()> {
-        self.save(path).map_err(|e| to_core(self.name(), e))
+        self.save(path).map_err(Into::into)
     }
     fn load_from(&mut self, path: &Path) -> Result<()> {
-        self.load(path).map_err(|e| to_core(self.name(), e))
+        self.load(path).map_err(Into::into)
     }
     fn consolidate_layer(&mut self) -> Result<ConsolidationReport> {
-        self.consolidate().map_err(|e| to_core(self.name(), e))
+        self.consolidate().map_err(Into::into)
     }
     fn touch_ids(&mut self, ids: &[RecordId]) -> usize {
         self.touch(ids)
@@ -346,13 +344,5 @@ mod tests {
         assert_eq!(seen.load(Ordering::SeqCst), 5);
         assert_eq!(cbs.failures(), 3);
         assert_eq!(cbs.counts(), (3, 1));
-    }
-
-    #[test]
-    fn layer_errors_keep_core_errors_as_they_are() {
-        let e = to_core("x", Error::NotFound { id: RecordId::from_u128(3) });
-        assert!(matches!(e, Error::NotFound { .. }));
-        let e = to_core("x", std::io::Error::other("disk"));
-        assert!(matches!(e, Error::Layer { layer: "x", .. }));
     }
 }

@@ -60,7 +60,9 @@ pub use embed::{Embedder, HashEmbedder, HashEmbedderConfig, Parallelism, VectorI
 pub use error::{CorruptReason, Error, Result};
 pub use graph::{Activation, ActivationParams, CsrGraph, EdgeInsert, EdgeKind, EdgeMeta, EdgeRef, Graph};
 pub use id::{IdGenerator, RecordId, SplitMix64};
-pub use layer::{Callbacks, ConsolidationReport, LayerStats, LayerView, MemoryLayer, MemoryRecord};
+pub use layer::{
+    CALLBACK_FAILURES, Callbacks, ConsolidationReport, LayerStats, LayerView, MemoryLayer, MemoryRecord,
+};
 pub use record::{
     Partition, RecordMeta, Source, Trust, check_finite, check_non_negative, check_signed_unit, check_unit,
 };

@@ -19,8 +19,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::contracts::GraphView;
+use crate::error::Error;
 use crate::id::RecordId;
-use crate::layer::{LayerView, MemoryLayer, MemoryRecord};
+use crate::layer::{CALLBACK_FAILURES, LayerView, MemoryLayer, MemoryRecord};
 use crate::time::{ManualClock, SharedClock, Timestamp};
 
 /// How a layer crate plugs into the contract suite.
@@ -99,13 +100,26 @@ pub fn reads_do_not_touch<F: ContractFixture>(f: &F) {
     assert_eq!(before, after, "contract: reads must not record accesses");
 }
 
-/// Unknown ids give errors from `get` and `remove` and change nothing.
+fn is_not_found<E: Into<Error>>(err: E, id: RecordId) -> bool {
+    matches!(err.into(), Error::NotFound { id: got } if got == id)
+}
+
+/// Unknown ids give [`Error::NotFound`] (once converted to the core error) from `get` and
+/// `remove`, through the typed protocol and the object-safe view, and change nothing.
 pub fn unknown_ids_are_errors<F: ContractFixture>(f: &F) {
     let (_clock, mut layer, ids) = setup(f, 2);
     let unknown = RecordId::from_u128(u128::MAX - 7);
     assert!(!ids.contains(&unknown));
-    assert!(layer.get(unknown).is_err(), "contract: get of an unknown id is an error");
-    assert!(layer.remove(unknown).is_err(), "contract: remove of an unknown id is an error");
+    let err = layer.get(unknown).err().expect("contract: get of an unknown id is an error");
+    assert!(is_not_found(err, unknown), "contract: get of an unknown id is Error::NotFound");
+    let err = layer.remove(unknown).err().expect("contract: remove of an unknown id is an error");
+    assert!(is_not_found(err, unknown), "contract: remove of an unknown id is Error::NotFound");
+    let view: &mut dyn LayerView = &mut layer;
+    let err = view.remove_by_id(unknown).expect_err("contract: remove through the view is an error too");
+    assert!(
+        matches!(err, Error::NotFound { id } if id == unknown),
+        "contract: the view passes NotFound through"
+    );
     assert!(layer.peek(unknown).is_none());
     assert_eq!(layer.len(), 2, "contract: a failed call changes nothing");
 }
@@ -190,7 +204,11 @@ pub fn capture_callbacks_are_contained<F: ContractFixture>(f: &F) {
     }
     assert_eq!(seen.load(Ordering::SeqCst), 3, "contract: every capture callback runs for every store");
     assert_eq!(layer.len(), 3);
-    assert!(layer.stats().counters.get("callback_failures").copied().unwrap_or(0) >= 6);
+    let failures = layer.stats().counters.get(CALLBACK_FAILURES).copied();
+    assert!(
+        failures.unwrap_or(0) >= 6,
+        "contract: stats count every failed callback under CALLBACK_FAILURES"
+    );
 }
 
 /// `save` then `load` into a fresh layer restores every record and every graph edge.
@@ -283,13 +301,17 @@ pub fn touch_counts_existing<F: ContractFixture>(f: &F) {
     assert_eq!(access(&layer, ids[0]), (before + 1, clock.now()));
 }
 
-/// After `consolidate`, the layer holds exactly `removed` fewer records.
+/// Unused memories decay: after 400 days without access, a consolidation pass removes or
+/// compresses some of six never-used records, and the layer then holds exactly `removed`
+/// fewer records, every one of which iteration still yields.
 pub fn consolidate_accounts_for_removals<F: ContractFixture>(f: &F) {
     let (clock, mut layer, _ids) = setup(f, 6);
     clock.advance(crate::time::days(400));
     let before = layer.len();
     let report = layer.consolidate().expect("contract: consolidate succeeds");
+    assert!(report.removed + report.compressed > 0, "contract: unused memories decay ({report:?})");
     assert_eq!(layer.len(), before - report.removed, "contract: removed records are gone, others stay");
+    assert_eq!(layer.iter().count(), layer.len(), "contract: iteration agrees with len after consolidation");
 }
 
 /// Expands to one `#[test]` per contract check for `$fixture` (an expression of a type that
