@@ -1,6 +1,20 @@
-//! The `maxim` program: look into and manage a maxim memory directory.
+//! The `maxim` program: a demo of the memory, and a look into a memory directory.
+//!
+//! ```text
+//! maxim demo [--dir DIR]   run a short agent session through the episodic and semantic
+//!                          layers and save them to DIR (default: a new temporary directory)
+//! maxim inspect FILE...    describe snapshot files (kind, version, size, checksum)
+//! maxim crates             list the crates of the workspace
+//! maxim --version
+//! ```
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
+
+use maxim::atl::{self, Atl};
+use maxim::core::{Clock, ManualClock, MemoryLayer, RecordId, Source, SystemClock, codec, days};
+use maxim::hippocampus::{Hippocampus, HippocampusConfig, NewEpisode, RecallFilter};
 
 const CRATES: &[(&str, &str)] = &[
     (
@@ -18,24 +32,171 @@ const CRATES: &[(&str, &str)] = &[
     ("maxim", "the facade and this program"),
 ];
 
+const USAGE: &str = "usage: maxim demo [--dir DIR] | maxim inspect FILE... | maxim crates | maxim --version";
+
+type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        None | Some("demo" | "crates") => {
-            println!("maxim {}", env!("CARGO_PKG_VERSION"));
-            println!();
-            for (name, what) in CRATES {
-                println!("  {name:<14} {what}");
-            }
-            ExitCode::SUCCESS
+    let outcome = match args.first().map(String::as_str) {
+        Some("demo") => demo_command(&args[1..]),
+        Some("inspect") if args.len() > 1 => inspect(&args[1..]),
+        Some("crates") => {
+            print_crates();
+            Ok(())
         }
         Some("--version" | "-V") => {
             println!("maxim {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
+            Ok(())
         }
-        Some(other) => {
-            eprintln!("maxim: unknown command {other:?}; try `maxim demo`");
-            ExitCode::from(2)
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("maxim: {err}");
+            ExitCode::FAILURE
         }
     }
+}
+
+fn print_crates() {
+    println!("maxim {}\n", env!("CARGO_PKG_VERSION"));
+    for (name, what) in CRATES {
+        println!("  {name:<14} {what}");
+    }
+}
+
+fn demo_command(args: &[String]) -> Result {
+    match args {
+        [] => {
+            let dir = std::env::temp_dir().join(format!("maxim-demo-{}", std::process::id()));
+            demo(&dir)
+        }
+        [flag, dir] if flag == "--dir" => demo(Path::new(dir)),
+        _ => Err(USAGE.into()),
+    }
+}
+
+/// One short agent session: episodes in, concepts out, a week of forgetting, save and reload.
+fn demo(dir: &Path) -> Result {
+    let clock = ManualClock::new(SystemClock.now());
+    let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+    let mut atl = Atl::builder().clock(clock.shared()).build()?;
+    println!("maxim {}: a kitchen robot's first session\n", env!("CARGO_PKG_VERSION"));
+
+    // The agent looks for things, grasps them, and sometimes fails.
+    let steps: &[(&[&str], &str, &str, bool)] = &[
+        (&["mug", "table"], "find mug", "look_around", true),
+        (&["mug"], "grab mug", "grasp", true),
+        (&["kettle", "stove"], "make tea", "navigate", false),
+        (&["Coffee Mugs", "sink"], "find mug", "look_around", true),
+        (&["kettle"], "make tea", "grasp", true),
+        (&["coffee_mug", "table"], "grab mug", "grasp", true),
+    ];
+    let mut ids = Vec::new();
+    for round in 0..5 {
+        for &(objects, goal, tool, success) in steps {
+            let mut ep = NewEpisode::default();
+            ep.perception.detected_objects = objects.iter().map(|&o| o.into()).collect();
+            ep.perception.salience = if round == 0 && tool == "navigate" { 0.97 } else { 0.5 };
+            ep.context.active_goal = Some(goal.into());
+            ep.action.tool_name = tool.into();
+            ep.outcome.success = Some(success || round > 2);
+            let id = hippo.capture(ep)?;
+            ids.push(id);
+            // What the episode means: its objects become concepts, deduplicated by name.
+            for &object in objects {
+                let mut spec = atl::spec(object, "object");
+                spec.source_episode = Some(id);
+                atl.find_or_create(&spec)?;
+            }
+            clock.advance(Duration::from_secs(90));
+        }
+    }
+    let stats = hippo.stats();
+    println!("hippocampus: {} episodes, {} association edges", stats.records, stats.graph_edges);
+    let found = hippo.recall(&RecallFilter::new().goal("find mug").success(true), 3);
+    println!("  recall goal=\"find mug\" success=true, newest first:");
+    for episode in &found {
+        println!("    {}", line(episode));
+    }
+    let last = *ids.last().ok_or("no episode")?;
+    println!("  spreading activation from the last episode ({}):", line(hippo.peek(last).ok_or("gone")?));
+    for (episode, score) in hippo.recall_associated(&[last], 3) {
+        println!("    {score:.3}  {}", line(episode));
+    }
+
+    println!("\natl: {} concepts from {} object sightings", atl.len(), ids.len());
+    for name in ["mug", "coffee mug", "kettle"] {
+        if let Some((id, similarity)) = atl.recall_similar(name, 1).first() {
+            let concept = atl.concept(*id).ok_or("concept vanished")?;
+            println!(
+                "  \"{name}\" -> {} (similarity {similarity:.2}, seen {} times, confidence {:.2})",
+                concept.name, concept.reinforcement_count, concept.confidence
+            );
+        }
+    }
+    let mug = atl.find_or_create(&atl::spec("coffee mug", "object"))?.id;
+    let kitchen = atl.find_or_create(&atl::spec("kitchen", "location"))?.id;
+    atl.define_relationship(mug, kitchen, "RELATED_TO", 0.8, 0.6)?;
+    atl.set_property(mug, "color", "blue", Source::UserStated, 1.0)?;
+    let write = atl.set_property(mug, "color", "red", Source::web("example.com")?, 0.3)?;
+    if let Some(contradiction) = write.contradiction {
+        println!("  contradiction on {} kept, not overwritten:", contradiction.key);
+        for claim in &contradiction.claims {
+            println!("    {} from {} (trust {})", claim.value, claim.source, claim.trust.get());
+        }
+    }
+
+    clock.advance(days(8));
+    let slept = hippo.sleep();
+    println!(
+        "\neight days later, sleep: {} promoted, {} compressed, {} removed, {} kept",
+        slept.promoted, slept.compressed, slept.removed, slept.preserved
+    );
+
+    std::fs::create_dir_all(dir)?;
+    let (hippo_path, atl_path) = (dir.join("hippocampus.snap"), dir.join("atl.snap"));
+    hippo.save(&hippo_path)?;
+    atl.save_to_path(&atl_path)?;
+    let mut hippo_again = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+    hippo_again.load(&hippo_path)?;
+    let mut atl_again = Atl::builder().clock(clock.shared()).build()?;
+    atl_again.load_from_path(&atl_path)?;
+    println!("\nsaved to {} and loaded back:", dir.display());
+    println!("  hippocampus {} records, atl {} concepts", hippo_again.len(), atl_again.len());
+    inspect_paths(&[hippo_path, atl_path])?;
+    let unknown = RecordId::from_u128(7);
+    if let Err(err) = hippo_again.remove(unknown) {
+        println!("\nbad input gets a typed error: {err}");
+    }
+    Ok(())
+}
+
+/// One episode on one line: goal, tool, outcome, objects.
+fn line(episode: &maxim::hippocampus::Episode) -> String {
+    let s = episode.summary();
+    let outcome = match s.success {
+        Some(true) => "succeeded",
+        Some(false) => "failed",
+        None => "unknown",
+    };
+    let goal = s.goal.as_deref().unwrap_or("-");
+    format!("{goal}: {} {outcome}, saw [{}]", s.tool, s.detected_objects.join(", "))
+}
+
+fn inspect(files: &[String]) -> Result {
+    inspect_paths(&files.iter().map(PathBuf::from).collect::<Vec<_>>())
+}
+
+fn inspect_paths(files: &[PathBuf]) -> Result {
+    for path in files {
+        let info = codec::inspect(path)?;
+        println!("  {info}");
+    }
+    Ok(())
 }
