@@ -1,7 +1,7 @@
 //! Trace dynamics (`maxim_core::trace`, after lex-memory).
 //!
 //! - `decay_all/{auto,one_thread}/1000000`: the strengths at one `now` of 10^6 trace states
-//!   (the seven kinds cycled, intensities 0.0..1.0 cycled, anchors spread over 90 days) written
+//!   (the seven kinds cycled, intensities 0.0..1.0 cycled, ages spread over 90 days) written
 //!   into a reused buffer, on rayon's default pool and on a one-thread pool (target for `auto`
 //!   on 2 cores: < 20 ms);
 //! - `store/*/100000`: the lex-memory baseline operations of `spec/lex-memory.md` §15 on a
@@ -9,7 +9,11 @@
 //!   tiers change and when none does, `retrieve_ranked` of 1,000 ids (100 of them linked),
 //!   10,000 `record_coactivation` calls (3,333 pairs x 3, links form), and
 //!   `retrieve_by_kind` (the 10 strongest semantic traces: a query that evaluates the strength
-//!   of every trace of the kind at its `now`, since no strength is stored).
+//!   of every trace of the kind at its `now`, since no strength is stored);
+//! - `reinforce/{to_peak,below_peak}/100000`: one `TraceState::reinforce` on each of 10^5
+//!   episodic and sensory states, all fresh (the reinforcement reaches the peak and restarts
+//!   the curve) or all ten years old (it falls short of the peak and moves the trace back
+//!   along its curve: a closed form and a search over whole ticks).
 //!
 //! Run with `cargo bench -p maxim-benches --bench trace`.
 
@@ -25,18 +29,17 @@ use maxim_core::{Partition, RecordId, SplitMix64, Timestamp, days};
 
 const NOW: Timestamp = Timestamp::from_secs(T0_SECS);
 
-/// State `i` of the workload: kind `i mod 7`, intensity `(i mod 11) / 10`, made (anchored and
-/// last reinforced) a uniform time within the last 90 days (`age` overrides that), at its
-/// kind's starting strength.
+/// State `i` of the workload: kind `i mod 7`, intensity `(i mod 11) / 10`, made (its curve
+/// started and last reinforced) a uniform time within the last 90 days (`age` overrides that),
+/// at its kind's starting strength.
 fn workload_state(i: usize, rng: &mut SplitMix64, age: Option<Duration>) -> TraceState {
     let kind = TraceKind::ALL[i % 7];
     let age = age.unwrap_or_else(|| Duration::from_micros(rng.below(days(90).as_micros() as u64)));
     let start = kind.starting_strength();
     TraceState::from_parts(TraceStateParts {
         kind,
-        anchor: start,
-        anchored_at: NOW - age,
         peak: start,
+        decay_origin: NOW - age,
         emotional_intensity: (i % 11) as f64 / 10.0,
         emotional_valence: 0.0,
         reinforcement_count: 0,
@@ -160,5 +163,34 @@ fn store_ops(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, decay, store_ops);
+fn reinforce(c: &mut Criterion) {
+    let params = TraceParams::default();
+    let mut group = c.benchmark_group("reinforce");
+    group.sample_size(30);
+    let mut rng = SplitMix64::new(24);
+    for (name, age) in [("to_peak", Duration::ZERO), ("below_peak", days(3_650))] {
+        // Episodic and sensory states, alternately (indices 7j + 5 and 7j + 6).
+        let states: Vec<TraceState> =
+            (0..N_STORE).map(|j| workload_state(7 * (j / 2) + 5 + j % 2, &mut rng, Some(age))).collect();
+        for s in &states[..22] {
+            let mut s = s.clone();
+            let new = s.reinforce(NOW, &params).expect("no firmware");
+            assert_eq!(new < s.peak(), !age.is_zero(), "{name}: the intended case");
+        }
+        group.bench_function(format!("{name}/{N_STORE}"), |b| {
+            b.iter_batched_ref(
+                || states.clone(),
+                |states| {
+                    for s in states.iter_mut() {
+                        black_box(s.reinforce(NOW, &params).expect("no firmware"));
+                    }
+                },
+                BatchSize::LargeInput,
+            );
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, decay, store_ops, reinforce);
 criterion_main!(benches);

@@ -377,7 +377,9 @@ impl RecordMeta {
     }
 
     /// Records an access: `accessed_at = now`, `access_count + 1`, and a rehearsal of the
-    /// trace (its decay clock restarts; its strength is unchanged).
+    /// trace ([`TraceState::rehearse`]): its `last_reinforced` moves up to `now`, which keeps it in
+    /// the hot tier and makes its retrieval score recent. Neither its strength nor its decay
+    /// changes: only a reinforcement does that.
     pub fn touch(&mut self, now: Timestamp) {
         self.accessed_at = now;
         self.access_count = self.access_count.saturating_add(1);

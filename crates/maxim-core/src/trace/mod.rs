@@ -5,7 +5,7 @@
 //!   [`compute_storage_tier`]) and the named constants;
 //! - [`TraceState`]: the state a record carries. Its strength is not stored: it is a pure
 //!   function of the state and the time ([`TraceState::strength_at`], [`TraceParams`]),
-//!   decaying from the strength the trace had at its creation or last reinforcement. Tiers,
+//!   read on the power-law curve of the trace's peak from its decay origin. Tiers,
 //!   retrieval scores and dispositions all read it at their `now`; [`decay_all`] evaluates it
 //!   for a whole slice of states;
 //! - [`TraceStore`]: a store of traces with payloads, decay cycles (which prune faded traces),
@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use maxim_core::{RecordId, Timestamp};
+//! use maxim_core::{RecordId, Timestamp, days};
 //! use maxim_core::trace::{TraceEntry, TraceKind, TraceParams, TraceState, TraceStore};
 //! let t0 = Timestamp::from_secs(1_700_000_000);
 //! let mut store = TraceStore::new(TraceParams::default());
@@ -31,30 +31,43 @@
 //! assert!((strength - 0.4774487829134969).abs() < 1e-12);
 //! let report = store.decay_cycle(later);
 //! assert_eq!((report.decayed, report.pruned), (2, 0));
+//! // A year on, the episodic trace has faded to 0.461; a reinforcement takes it to 0.561 and
+//! // leaves it stronger than it would have been at every later time.
+//! let year = t0 + days(365);
+//! let untouched = store.get(b).unwrap().state.clone();
+//! store.reinforce(b, year);
+//! let (week, p) = (year + days(7), *store.params());
+//! let reinforced = store.get(b).unwrap().state;
+//! assert!(reinforced.strength_at(week, &p) > untouched.strength_at(week, &p) + 0.03);
 //! # Ok::<(), maxim_core::Error>(())
 //! ```
 //!
 //! # Strength
 //!
-//! A [`TraceState`] keeps its *anchor*, the strength it had at `anchored_at` (its creation or
-//! its last reinforcement), and decays it from there by lex-memory's power law:
-//! `strength_at(now) = compute_decay(anchor, rate, ticks, intensity)`, with `ticks` the whole
-//! ticks of [`TraceParams::tick`] (default 60 s) from `anchored_at` to `now`. Only two events
-//! change a state:
-//! - a reinforcement adds 0.1 (0.3 in the imprint window) to the strength at that instant and
-//!   re-anchors there, so decay goes on from the reinforced strength;
+//! A [`TraceState`] keeps a decay curve: its *peak* (the curve's height) and its *decay
+//! origin* (the curve's virtual start). `strength_at(now) = compute_decay(peak, rate, ticks,
+//! intensity)`, lex-memory's power law, with `ticks` the whole ticks of [`TraceParams::tick`]
+//! (default 60 s) from the decay origin to `now`. Only two events change a state:
+//! - a reinforcement computes `s' = compute_reinforcement(strength_at(now))`, adding 0.1 (0.3 in
+//!   the imprint window). If `s'` reaches the peak, it becomes the peak and the curve starts
+//!   again at `now`. Otherwise the peak stays and the trace moves back along its curve to the
+//!   point where it had the strength `s'` (its *effective age* `t'`, with
+//!   `peak * (t' + 1)^-eff = s'`), rounded to the last whole tick not below `s'`;
 //! - a rehearsal (a retrieval, `RecordMeta::touch`) only moves `last_reinforced`, which drives
 //!   the tier and the recency of the retrieval score. Strength and decay go on unchanged:
 //!   restarting a power law's clock on every access would make the most used traces decay
 //!   fastest.
 //!
-//! The peak (the highest strength reached) is kept for reporting only. A trace never
-//! reinforced has `anchor == peak` and takes lex-memory's value for the same tick count. After
-//! a reinforcement below the peak, maxim decays from the reinforced strength where lex-memory's
-//! next decay cycle would recompute from the peak. Since a power law falls fastest just after
-//! its anchor, a reinforced old trace falls below the curve it would have followed unreinforced
-//! within hours (a year-old sensory trace: 0.107, reinforced to 0.207, is under the
-//! unreinforced curve a day later).
+//! A reinforcement never lowers the peak and never moves the origin back, so it never makes a
+//! trace weaker, at its own time or later. (Restarting the power law at the reinforced strength
+//! would: a power law falls fastest just after its start, so a year-old sensory trace
+//! reinforced from 0.107 to 0.207 would be under its unreinforced curve within a day. Along the
+//! peak's curve it is at 0.186 a day later, against 0.107.)
+//!
+//! A trace never reinforced has its creation as origin and takes lex-memory's value for the
+//! same tick count, bit for bit, and so does a trace reinforced up to its peak. After a
+//! reinforcement below the peak, maxim decays along the peak's curve from the effective age,
+//! where lex-memory's next decay cycle would recompute from the peak at the cycle's tick count.
 
 use std::fmt;
 use std::str::FromStr;

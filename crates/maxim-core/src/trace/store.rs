@@ -124,7 +124,9 @@ pub enum ReinforceOutcome {
     Firmware,
     /// The trace was reinforced to `new_strength`.
     Reinforced {
-        /// Its strength after the reinforcement.
+        /// The reinforced strength, [`TraceState::reinforce`]'s value (lex-memory's
+        /// `new_strength`); the trace's strength at that time is at least this, more only by
+        /// the rounding of its effective age to whole ticks.
         new_strength: f64,
     },
 }
@@ -802,7 +804,10 @@ mod tests {
         };
         let p = *store.params();
         let now = year + std::time::Duration::from_secs(30);
-        assert_eq!(store.get(id(3)).unwrap().state.strength_at(now, &p), new_strength);
+        // 3 moved back along its curve to where it had 0.207 (up to whole ticks).
+        let reinforced = store.get(id(3)).unwrap().state;
+        assert!(reinforced.strength_at(year, &p) >= new_strength);
+        assert!((reinforced.strength_at(now, &p) - new_strength).abs() < 1e-4);
         let expected_order = {
             let mut by_strength: Vec<(f64, RecordId)> =
                 store.iter().map(|t| (t.state.strength_at(now, &p), t.id)).collect();
@@ -850,9 +855,40 @@ mod tests {
         assert_eq!(store.get(id(3)).unwrap().tier, StorageTier::Hot);
         // Pruning needs no earlier pass: a faint trace made at t0 is gone in one cycle a year on.
         let mut faint = TraceState::new(TraceKind::Sensory, t0).to_parts();
-        (faint.anchor, faint.peak) = (0.0101, 0.0101);
+        faint.peak = 0.0101;
         store.insert(TraceEntry::new(id(4), TraceState::from_parts(faint).unwrap(), 4)).unwrap();
         assert_eq!(store.decay_cycle(now), DecayCycleReport { decayed: 3, pruned: 1 });
         assert!(!store.contains(id(4)));
+    }
+
+    /// Two sensory traces made together; one is reinforced a year later. From then on it is
+    /// never weaker than the other, so no query drops it first. (Restarting the power law at
+    /// the reinforced 0.207 let it fall under 0.1 a day later, a year before the other.)
+    #[test]
+    fn a_reinforced_trace_never_drops_out_before_an_unreinforced_twin() {
+        let t0 = Timestamp::from_secs(1_700_000_000);
+        let year = t0 + days(365);
+        let mut store = store_of(2, TraceKind::Sensory, t0);
+        assert!(matches!(store.reinforce(id(2), year), ReinforceOutcome::Reinforced { .. }));
+        let p = *store.params();
+        let mut both = 0;
+        for d in [0, 1, 2, 30, 300, 362, 363, 364, 400, 5_000] {
+            let at = year + days(d);
+            let [plain, reinforced] = [id(1), id(2)].map(|i| store.get(i).unwrap().state.strength_at(at, &p));
+            assert!(reinforced >= plain, "day {d}: {reinforced} < {plain}");
+            let got = store.clone().retrieve_and_reinforce(10, at);
+            if got.contains(&id(1)) {
+                assert_eq!(got, [id(2), id(1)], "day {d}");
+                both += 1;
+            }
+            let by_kind: Vec<_> =
+                store.retrieve_by_kind(TraceKind::Sensory, 0.0, 1, at).iter().map(|t| t.id).collect();
+            assert_eq!(by_kind, [id(2)], "day {d}");
+        }
+        assert_eq!(both, 7, "the unreinforced trace stays above 0.1 for 363 more days");
+        // The reinforcement bought back the year of decay, less the 12 hours of its effective
+        // age: the reinforced trace falls under 0.1 about 364 days after its twin.
+        assert_eq!(store.clone().retrieve_and_reinforce(10, year + days(727)), [id(2)]);
+        assert!(store.clone().retrieve_and_reinforce(10, year + days(728)).is_empty());
     }
 }
