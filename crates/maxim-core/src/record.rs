@@ -341,7 +341,7 @@ pub struct RecordMeta {
     pub source: Source,
     /// How far it may be trusted.
     pub trust: Trust,
-    /// Its memory trace (strength, peak, emotion, reinforcements), after `spec/lex-memory.md`.
+    /// Its memory trace (decay curve, emotion, reinforcements), after `spec/lex-memory.md`.
     pub trace: TraceState,
 }
 
