@@ -29,34 +29,16 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group};
-use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode, RecallFilter};
+use hippocampus::{Hippocampus, HippocampusConfig, RecallFilter};
 use maxim_benches::{
-    CAPTURE_STEP_SECS, EpisodeDraw, GOALS, T0_SECS, associative_seeds, episode_stream, object,
+    EpisodeDraw, GOALS, associative_seeds, capture_time, episode_input, episode_stream, object,
     recall_queries, rss_kib, tool,
 };
-use maxim_core::value::Value;
-use maxim_core::{IdGenerator, ManualClock, RecordId, Timestamp};
+use maxim_core::{IdGenerator, ManualClock, RecordId};
 
 const SIZES: [usize; 2] = [10_000, 100_000];
 /// Episodes drawn after the first N, cycled through by the capture benchmark.
 const EXTRA: usize = 4096;
-
-fn at(i: usize) -> Timestamp {
-    Timestamp::from_secs(T0_SECS + CAPTURE_STEP_SECS * i as i64)
-}
-
-/// Part a's capture input for one drawn episode.
-fn input(e: &EpisodeDraw) -> NewEpisode {
-    let mut n = NewEpisode::default();
-    n.perception.detected_objects = e.objects.iter().map(|o| o.as_str().into()).collect();
-    n.perception.salience = e.salience;
-    n.perception.novelty = e.novelty;
-    n.context.active_goal = Some(e.goal_text().into());
-    n.decision.intent.insert("goal", Value::from(e.goal_text()));
-    n.action.tool_name = e.tool.as_str().into();
-    n.outcome.success = Some(e.success);
-    n
-}
 
 fn config(n: usize) -> HippocampusConfig {
     HippocampusConfig { max_nodes: 2 * n, auto_save_after_sleep: false, ..HippocampusConfig::default() }
@@ -70,8 +52,8 @@ fn build(clock: &ManualClock, n: usize, draws: &[EpisodeDraw]) -> (Hippocampus, 
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            clock.set(at(i));
-            hippo.capture(input(e)).expect("a valid episode")
+            clock.set(capture_time(i));
+            hippo.capture(episode_input(e)).expect("a valid episode")
         })
         .collect();
     (hippo, ids)
@@ -87,7 +69,7 @@ fn hippocampus(c: &mut Criterion) {
     for n in SIZES {
         report_rss(n);
         let draws = episode_stream(n + EXTRA);
-        let clock = ManualClock::new(at(0));
+        let clock = ManualClock::new(capture_time(0));
         let (mut hippo, ids) = build(&clock, n, &draws[..n]);
         let path = temp_path(&format!("hippocampus-{n}.snap"));
         hippo.save(&path).expect("save");
@@ -109,9 +91,9 @@ fn hippocampus(c: &mut Criterion) {
                 for _ in 0..iters {
                     let k = next;
                     next += 1;
-                    clock.set(at(n + k));
+                    clock.set(capture_time(n + k));
                     let start = Instant::now();
-                    let id = hippo.capture(input(&extra[k % extra.len()])).expect("a valid episode");
+                    let id = hippo.capture(episode_input(&extra[k % extra.len()])).expect("a valid episode");
                     total += start.elapsed();
                     hippo.remove(id).expect("just captured");
                 }
@@ -120,7 +102,7 @@ fn hippocampus(c: &mut Criterion) {
         });
         assert_eq!(hippo.len(), n);
 
-        clock.set(at(n - 1));
+        clock.set(capture_time(n - 1));
         let queries = recall_queries();
         let goal_filters: Vec<RecallFilter> =
             queries.iter().map(|q| RecallFilter::new().goal(GOALS[q.goal].as_str())).collect();
@@ -159,7 +141,7 @@ fn hippocampus(c: &mut Criterion) {
         });
 
         group.sample_size(10).measurement_time(Duration::from_secs(if n >= 100_000 { 8 } else { 3 }));
-        clock.set(Timestamp::from_secs(T0_SECS + CAPTURE_STEP_SECS * (n as i64 - 1) + 432_000));
+        clock.set(capture_time(n - 1) + std::time::Duration::from_secs(432_000));
         group.bench_function(BenchmarkId::new("sleep", n), |b| {
             b.iter_batched(
                 || hippo.clone_without_callbacks(),
@@ -170,7 +152,7 @@ fn hippocampus(c: &mut Criterion) {
                 BatchSize::LargeInput,
             );
         });
-        clock.set(at(n - 1));
+        clock.set(capture_time(n - 1));
         group.bench_function(BenchmarkId::new("save", n), |b| b.iter(|| hippo.save(&path).expect("save")));
         group.bench_function(BenchmarkId::new("encode", n), |b| {
             b.iter(|| hippo.to_snapshot_bytes().expect("encode").len());
@@ -219,7 +201,7 @@ fn report_rss(n: usize) {
 /// read it again.
 fn rss_probe(n: usize) {
     let draws = episode_stream(n);
-    let clock = ManualClock::new(at(0));
+    let clock = ManualClock::new(capture_time(0));
     let before = rss_kib();
     let started = Instant::now();
     let (hippo, _ids) = build(&clock, n, &draws);

@@ -120,6 +120,25 @@ pub fn episode_stream(n: usize) -> Vec<EpisodeDraw> {
         .collect()
 }
 
+/// The virtual clock's time while episode `i` is captured: `T0 + 60·i` seconds.
+pub fn capture_time(i: usize) -> maxim_core::Timestamp {
+    maxim_core::Timestamp::from_secs(T0_SECS + CAPTURE_STEP_SECS * i as i64)
+}
+
+/// Part a's capture input for one drawn episode: its objects, salience and novelty; the goal
+/// as active goal and as the intent's `goal`; the tool; the outcome.
+pub fn episode_input(e: &EpisodeDraw) -> hippocampus::NewEpisode {
+    let mut n = hippocampus::NewEpisode::default();
+    n.perception.detected_objects = e.objects.iter().map(|o| o.as_str().into()).collect();
+    n.perception.salience = e.salience;
+    n.perception.novelty = e.novelty;
+    n.context.active_goal = Some(e.goal_text().into());
+    n.decision.intent.insert("goal", maxim_core::Value::from(e.goal_text()));
+    n.action.tool_name = e.tool.as_str().into();
+    n.outcome.success = Some(e.success);
+    n
+}
+
 /// One filtered-recall query of part b.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecallQuery {

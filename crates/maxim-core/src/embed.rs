@@ -57,41 +57,24 @@ pub trait Embedder: Send + Sync {
     }
 }
 
-impl<T: Embedder + ?Sized> Embedder for &T {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn dim(&self) -> usize {
-        (**self).dim()
-    }
-    fn embed_into(&self, text: &str, out: &mut [f32]) {
-        (**self).embed_into(text, out);
-    }
+/// Forwards [`Embedder`] through a pointer type.
+macro_rules! forward_embedder {
+    ($($ptr:ty),+) => {$(
+        impl<T: Embedder + ?Sized> Embedder for $ptr {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn dim(&self) -> usize {
+                (**self).dim()
+            }
+            fn embed_into(&self, text: &str, out: &mut [f32]) {
+                (**self).embed_into(text, out);
+            }
+        }
+    )+};
 }
 
-impl<T: Embedder + ?Sized> Embedder for Box<T> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn dim(&self) -> usize {
-        (**self).dim()
-    }
-    fn embed_into(&self, text: &str, out: &mut [f32]) {
-        (**self).embed_into(text, out);
-    }
-}
-
-impl<T: Embedder + ?Sized> Embedder for Arc<T> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn dim(&self) -> usize {
-        (**self).dim()
-    }
-    fn embed_into(&self, text: &str, out: &mut [f32]) {
-        (**self).embed_into(text, out);
-    }
-}
+forward_embedder!(&T, Box<T>, Arc<T>);
 
 /// The largest dimension a [`HashEmbedder`] or a [`VectorIndex`] accepts.
 pub const MAX_DIM: usize = 1 << 16;

@@ -2,14 +2,12 @@
 //! driven exactly as the workload says: parts a (capture), b (filtered recall, touching),
 //! c (associative recall and raw spreading) and d (sleep), on the virtual clock.
 
-use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode, RecallFilter};
+use hippocampus::{Hippocampus, HippocampusConfig, RecallFilter};
 use maxim_benches::{
-    CAPTURE_STEP_SECS, EpisodeDraw, GOALS, T0_SECS, associative_seeds, episode_stream, object,
-    recall_queries, tool,
+    GOALS, associative_seeds, capture_time, episode_input, episode_stream, object, recall_queries, tool,
 };
 use maxim_core::graph::ActivationParams;
-use maxim_core::value::Value;
-use maxim_core::{IdGenerator, ManualClock, RecordId, Timestamp};
+use maxim_core::{IdGenerator, ManualClock, RecordId};
 
 /// What the workload's capture counts and the later parts report.
 #[derive(Debug, PartialEq)]
@@ -21,26 +19,9 @@ struct CaptureCounts {
     index_keys: usize,
 }
 
-fn at(i: usize) -> Timestamp {
-    Timestamp::from_secs(T0_SECS + CAPTURE_STEP_SECS * i as i64)
-}
-
-/// The capture input of one drawn episode (part a).
-fn input(e: &EpisodeDraw) -> NewEpisode {
-    let mut n = NewEpisode::default();
-    n.perception.detected_objects = e.objects.iter().map(|o| o.as_str().into()).collect();
-    n.perception.salience = e.salience;
-    n.perception.novelty = e.novelty;
-    n.context.active_goal = Some(e.goal_text().into());
-    n.decision.intent.insert("goal", Value::from(e.goal_text()));
-    n.action.tool_name = e.tool.as_str().into();
-    n.outcome.success = Some(e.success);
-    n
-}
-
 /// A fresh store of capacity 2N, auto-save off, that captured the first `n` episodes.
 fn captured(n: usize) -> (ManualClock, Hippocampus, Vec<RecordId>) {
-    let clock = ManualClock::new(at(0));
+    let clock = ManualClock::new(capture_time(0));
     let config =
         HippocampusConfig { max_nodes: 2 * n, auto_save_after_sleep: false, ..HippocampusConfig::default() };
     let mut hippo =
@@ -49,8 +30,8 @@ fn captured(n: usize) -> (ManualClock, Hippocampus, Vec<RecordId>) {
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            clock.set(at(i));
-            hippo.capture(input(e)).expect("a workload episode is valid")
+            clock.set(capture_time(i));
+            hippo.capture(episode_input(e)).expect("a workload episode is valid")
         })
         .collect();
     (clock, hippo, ids)
@@ -106,7 +87,7 @@ fn close(a: f64, b: f64) -> bool {
 fn check_size(n: usize, capture: &CaptureCounts, recall: [f64; 3], assoc: (f64, f64), sleep: [usize; 4]) {
     let (clock, mut store1, ids) = captured(n);
     assert_eq!(&capture_counts(&store1), capture, "part a at N = {n}");
-    clock.set(at(n - 1));
+    clock.set(capture_time(n - 1));
     let got = recall_means(&mut store1);
     assert!(
         got.iter().zip(recall).all(|(g, e)| close(*g, e)),
@@ -117,7 +98,7 @@ fn check_size(n: usize, capture: &CaptureCounts, recall: [f64; 3], assoc: (f64, 
     assert!(store1.check_consistency().is_consistent());
 
     let (clock, mut store2, _) = captured(n);
-    clock.set(Timestamp::from_secs(T0_SECS + CAPTURE_STEP_SECS * (n as i64 - 1) + 432_000));
+    clock.set(capture_time(n - 1) + std::time::Duration::from_secs(432_000));
     let r = store2.sleep();
     assert_eq!([r.promoted, r.compressed, r.removed, r.preserved], sleep, "part d at N = {n}");
     let compressed = store2.iter().filter(|e| e.is_compressed()).count();
