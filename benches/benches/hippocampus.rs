@@ -7,9 +7,14 @@
 //!   association formation, input built from the episodes after the first N (part a's
 //!   inputs, so building them is timed as the workload times it). Each captured episode is
 //!   removed again outside the timed section, so the store stays at N;
+//! - `capture_at_capacity/10000`: captures into a store of capacity N = 10^4 that holds
+//!   N episodes, so every capture finds it full and evicts (default settings otherwise);
+//!   nothing is removed by hand, the clock moves on a minute per capture;
 //! - `recall_{goal,tool_success,object}/N`: part b's queries, limit 10, touching the results
 //!   as the workload does (`recall_and_touch`), clock at the last capture;
 //!   `recall_goal_plain/N` is the trait's `recall`, which records no access;
+//!   `recall_query/N` is the goal filter with a query of the object and tool names, ranked
+//!   by keyword relevance (plain `recall`);
 //! - `recall_associated/N`: part c's seeds, defaults (limit 10, decay 0.5, depth 3,
 //!   threshold 0.05);
 //! - `sleep/N`: one `sleep()` five days after the last capture, on a fresh copy of the
@@ -46,7 +51,16 @@ fn config(n: usize) -> HippocampusConfig {
 
 /// A store that captured `draws` on the virtual clock, with the ids in capture order.
 fn build(clock: &ManualClock, n: usize, draws: &[EpisodeDraw]) -> (Hippocampus, Vec<RecordId>) {
-    let mut hippo = Hippocampus::with_id_generator(config(n), clock.shared(), IdGenerator::seeded(1))
+    build_with(clock, config(n), draws)
+}
+
+/// [`build`] with `config`.
+fn build_with(
+    clock: &ManualClock,
+    config: HippocampusConfig,
+    draws: &[EpisodeDraw],
+) -> (Hippocampus, Vec<RecordId>) {
+    let mut hippo = Hippocampus::with_id_generator(config, clock.shared(), IdGenerator::seeded(1))
         .expect("a valid config");
     let ids = draws
         .iter()
@@ -102,6 +116,33 @@ fn hippocampus(c: &mut Criterion) {
         });
         assert_eq!(hippo.len(), n);
 
+        if n == SIZES[0] {
+            let full_clock = ManualClock::new(capture_time(0));
+            let full_config = HippocampusConfig {
+                max_nodes: n,
+                auto_save_after_sleep: false,
+                ..HippocampusConfig::default()
+            };
+            let (mut full, _) = build_with(&full_clock, full_config, &draws[..n]);
+            let mut next = 0usize;
+            group.bench_function(BenchmarkId::new("capture_at_capacity", n), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let k = next;
+                        next += 1;
+                        full_clock.set(capture_time(n + k));
+                        let input = episode_input(&extra[k % extra.len()]);
+                        let start = Instant::now();
+                        black_box(full.capture(input).expect("a valid episode"));
+                        total += start.elapsed();
+                    }
+                    total
+                });
+            });
+            assert!(full.len() <= n);
+        }
+
         clock.set(capture_time(n - 1));
         let queries = recall_queries();
         let goal_filters: Vec<RecallFilter> =
@@ -123,6 +164,23 @@ fn hippocampus(c: &mut Criterion) {
                 });
             });
         }
+        let query_filters: Vec<RecallFilter> = queries
+            .iter()
+            .map(|q| {
+                RecallFilter::new().goal(GOALS[q.goal].as_str()).query(format!(
+                    "{} {}",
+                    object(q.object),
+                    tool(q.tool)
+                ))
+            })
+            .collect();
+        let mut q = 0usize;
+        group.bench_function(BenchmarkId::new("recall_query", n), |b| {
+            b.iter(|| {
+                q = (q + 1) % query_filters.len();
+                hippo.recall(&query_filters[q], 10).len()
+            });
+        });
         let mut q = 0usize;
         group.bench_function(BenchmarkId::new("recall_goal_plain", n), |b| {
             b.iter(|| {
