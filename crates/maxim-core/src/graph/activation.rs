@@ -9,10 +9,11 @@
 //! path's product. That value does not depend on the order of exploration, and each path's
 //! product is computed in the same order on every path, so:
 //!
-//! - [`spread`] (a FIFO queue with re-expansion, as the reference runs it) and
-//!   [`spread_parallel`] (level by level, merging by max, large levels on rayon over a dense
-//!   atomic store) return the same [`Activation`], bit for bit;
-//! - both run over anything that implements [`Adjacency`]: the mutable
+//! - [`spread`] (level by level over a small hash table, each improved node expanded once per
+//!   level with its best value), [`spread_parallel`] (the same, large levels on rayon over a
+//!   dense atomic store) and the reference's own FIFO queue with re-expansion (which
+//!   [`spread_with_valence`] runs) return the same activations, bit for bit;
+//! - all run over anything that implements [`Adjacency`]: the mutable
 //!   [`Graph`](super::Graph) and its compact snapshot [`CsrGraph`](super::CsrGraph).
 //!
 //! [`spread_with_valence`] also carries a valence along the path that set each node's
@@ -161,6 +162,16 @@ pub trait Adjacency: Sync {
     /// `node`, in the order of [`for_each_carrier`](Self::for_each_carrier) (valence 0 when the
     /// edge has none).
     fn for_each_carrier_valence<F: FnMut(u32, f64, f64)>(&self, node: u32, visit: F);
+
+    /// Reads `node`'s carriers ahead of [`for_each_carrier`](Self::for_each_carrier), so that
+    /// a spread can start the memory loads of a whole level at once, and returns something
+    /// computed from what it read (the caller folds it into `std::hint::black_box`). The
+    /// default reads nothing.
+    #[inline]
+    fn touch_carriers(&self, node: u32) -> u64 {
+        let _ = node;
+        0
+    }
 }
 
 /// The result of a spread: every activated node with its activation, seeds included.
@@ -258,37 +269,44 @@ impl PartialEq for Activation {
     }
 }
 
-/// Spreads activation from `seeds` over `graph`, sequentially, exactly as the reference does
-/// (a FIFO queue; a node improved later is expanded again). Seeds that are not nodes are
+/// Spreads activation from `seeds` over `graph`, sequentially; the activations are exactly
+/// those of the reference's FIFO queue with re-expansion. Seeds that are not nodes are
 /// ignored.
+///
+/// It runs level by level: every node whose activation improved during a level is expanded
+/// once in the next, with its best value (a smaller value of the same node and depth only
+/// spreads dominated products, so the maxima are the queue's). Before a level is expanded,
+/// its nodes' edges are read in one pass, so that their cache misses overlap instead of
+/// following each other; the activations are kept in a small open-addressing table sized for
+/// the few hundred nodes a spread usually reaches.
 pub fn spread<A: Adjacency + ?Sized>(graph: &A, seeds: &[RecordId], params: &ActivationParams) -> Activation {
-    spread_queue::<A, NoValence>(graph, seeds, params, None)
+    run_levels(graph, seeds, params, None)
 }
 
 /// [`spread`], also carrying valence: a seed starts at 0 and a node's valence is
 /// `parent_valence * decay + edge valence` along the path that set its maximum (the first
-/// such path in queue order when several tie).
+/// such path in the reference's queue order when several tie). This one runs the reference's
+/// FIFO queue itself, since ties depend on its order.
 pub fn spread_with_valence<A: Adjacency + ?Sized>(
     graph: &A,
     seeds: &[RecordId],
     params: &ActivationParams,
 ) -> Activation {
-    spread_queue::<A, Valence>(graph, seeds, params, None)
+    spread_queue_valence(graph, seeds, params)
 }
 
 /// Spreads activation level by level, expanding large levels in parallel on rayon; returns
 /// exactly what [`spread`] returns.
 ///
-/// It runs the reference's queue while the levels are small, so a small spread costs what
-/// [`spread`] costs; once a level is large against the graph, the activations move to a dense
-/// atomic store and the spread goes on level by level, levels of many nodes split across
-/// rayon's threads.
+/// It runs [`spread`]'s levels while they are small, so a small spread costs what [`spread`]
+/// costs; once a level is large against the graph, the activations move to a dense atomic
+/// store and levels of many nodes are split across rayon's threads.
 pub fn spread_parallel<A: Adjacency + ?Sized>(
     graph: &A,
     seeds: &[RecordId],
     params: &ActivationParams,
 ) -> Activation {
-    spread_levels(graph, seeds, params, Tuning::DEFAULT)
+    run_levels(graph, seeds, params, Some(Tuning::DEFAULT))
 }
 
 /// When the level-synchronous path switches to the dense store and to rayon.
@@ -314,114 +332,217 @@ impl Tuning {
     }
 }
 
-/// A value carried along a path besides the activation.
-trait Carry: Copy {
-    fn at_seed() -> Self;
-    /// Walks `node`'s carriers, with their valence when this carry needs it.
-    fn visit<A: Adjacency + ?Sized>(graph: &A, node: u32, f: impl FnMut(u32, f64, f64));
-    fn step(self, decay: f64, edge_valence: f64) -> Self;
-    fn valence(self) -> Option<f64>;
+/// [`spread_parallel`] with explicit switch points (the tests force the dense store and
+/// rayon on tiny graphs).
+#[cfg(test)]
+pub(super) fn spread_levels<A: Adjacency + ?Sized>(
+    graph: &A,
+    seeds: &[RecordId],
+    params: &ActivationParams,
+    tuning: Tuning,
+) -> Activation {
+    run_levels(graph, seeds, params, Some(tuning))
 }
 
-#[derive(Clone, Copy)]
-struct NoValence;
+/// The nodes a sequential spread reached: `nodes[i]` and `values[i]` in the order they were
+/// first reached (seeds first), `levels[i]` the last level whose frontier node `i` joined
+/// (0 for none but the seeds'), and an open-addressing table from dense index to position
+/// (Fibonacci hashing, linear probing, 8 bytes a slot, at most half full). The table starts
+/// at 512 slots (4 KiB, room for a typical spread) and doubles as needed; the positions make
+/// the frontier and the result plain array reads.
+struct Touched {
+    /// `(node, position)`, node [`Touched::FREE`] when the slot is free.
+    table: Vec<(u32, u32)>,
+    /// `32 - log2(table.len())`.
+    shift: u32,
+    nodes: Vec<u32>,
+    values: Vec<f64>,
+    levels: Vec<u32>,
+}
 
-impl Carry for NoValence {
-    #[inline]
-    fn at_seed() -> Self {
-        Self
+impl Touched {
+    const FREE: u32 = u32::MAX;
+
+    fn new(expected: usize) -> Self {
+        let n_slots = (expected * 2).next_power_of_two().max(16);
+        Self {
+            table: vec![(Self::FREE, 0); n_slots],
+            shift: 32 - n_slots.trailing_zeros(),
+            nodes: Vec::with_capacity(expected),
+            values: Vec::with_capacity(expected),
+            levels: Vec::with_capacity(expected),
+        }
     }
+
+    /// The position of `node` (`Ok`), or the free slot it would take (`Err`).
     #[inline]
-    fn visit<A: Adjacency + ?Sized>(graph: &A, node: u32, mut f: impl FnMut(u32, f64, f64)) {
-        graph.for_each_carrier(node, |t, w| f(t, w, 0.0));
+    fn find(&self, node: u32) -> std::result::Result<usize, usize> {
+        let mask = self.table.len() - 1;
+        let mut i = (node.wrapping_mul(0x9E37_79B9) >> self.shift) as usize;
+        loop {
+            let (n, position) = self.table[i];
+            if n == node {
+                return Ok(position as usize);
+            }
+            if n == Self::FREE {
+                return Err(i);
+            }
+            i = (i + 1) & mask;
+        }
     }
+
+    /// Adds `node` in the free slot `slot` (from [`find`](Self::find)); returns its position.
     #[inline]
-    fn step(self, _decay: f64, _edge_valence: f64) -> Self {
-        Self
+    fn insert(&mut self, slot: usize, node: u32, value: f64, level: u32) -> usize {
+        let position = self.nodes.len();
+        self.table[slot] = (node, position as u32);
+        self.nodes.push(node);
+        self.values.push(value);
+        self.levels.push(level);
+        if self.nodes.len() * 2 > self.table.len() {
+            self.grow();
+        }
+        position
     }
+
+    /// Makes room for `more` nodes beyond those reached, growing at most once.
     #[inline]
-    fn valence(self) -> Option<f64> {
-        None
+    fn reserve(&mut self, more: usize) {
+        let needed = (self.nodes.len() + more) * 2;
+        if needed > self.table.len() {
+            self.grow_to(needed.next_power_of_two());
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        self.grow_to(self.table.len() * 2);
+    }
+
+    #[cold]
+    fn grow_to(&mut self, n_slots: usize) {
+        self.table.clear();
+        self.table.resize(n_slots, (Self::FREE, 0));
+        self.shift = 32 - n_slots.trailing_zeros();
+        for (position, &node) in self.nodes.iter().enumerate() {
+            if let Err(slot) = self.find(node) {
+                self.table[slot] = (node, position as u32);
+            }
+        }
     }
 }
 
-#[derive(Clone, Copy)]
-struct Valence(f64);
-
-impl Carry for Valence {
-    #[inline]
-    fn at_seed() -> Self {
-        Self(0.0)
-    }
-    #[inline]
-    fn visit<A: Adjacency + ?Sized>(graph: &A, node: u32, f: impl FnMut(u32, f64, f64)) {
-        graph.for_each_carrier_valence(node, f);
-    }
-    #[inline]
-    fn step(self, decay: f64, edge_valence: f64) -> Self {
-        Self(self.0 * decay + edge_valence)
-    }
-    #[inline]
-    fn valence(self) -> Option<f64> {
-        Some(self.0)
-    }
-}
-
-/// The reference algorithm: a FIFO of `(node, activation, carry, depth)` entries.
-///
-/// The FIFO holds entries of nondecreasing depth, so when the first entry of a new depth is
-/// popped the queue holds that whole level. With `switch`, a level that is large against the
-/// graph moves to the dense level-synchronous store ([`Dense`]): its frontier is the level's
-/// nodes with their current activation, which is the max of their entries in the queue (a
-/// smaller entry of the same node and depth is dominated), so both continue to the same
-/// maxima.
-fn spread_queue<A: Adjacency + ?Sized, C: Carry>(
+/// The level-synchronous spread ([`spread`]), moving to the dense store ([`Dense`]) when a
+/// level is large against the graph and `switch` allows it.
+fn run_levels<A: Adjacency + ?Sized>(
     graph: &A,
     seeds: &[RecordId],
     params: &ActivationParams,
     switch: Option<Tuning>,
 ) -> Activation {
     let &ActivationParams { initial, decay, threshold, max_depth } = params;
-    let mut act: FxHashMap<u32, (f64, C)> = FxHashMap::default();
-    act.reserve(graph.node_bound().min(512));
-    let mut queue: VecDeque<(u32, f64, C, u32)> = VecDeque::with_capacity(64);
+    let mut touched = Touched::new(graph.node_bound().min(256));
+    // The level being expanded, as nodes with their value at the end of the previous level
+    // (a node improved during this level spreads its new value in the next one), and the
+    // positions in `touched` of the nodes that join the next level.
+    let mut frontier: Vec<(u32, f64)> = Vec::with_capacity(seeds.len().max(16));
+    let mut next: Vec<u32> = Vec::with_capacity(16);
+    for &s in seeds {
+        if let Some(n) = graph.dense_index(s) {
+            if let Err(slot) = touched.find(n) {
+                touched.insert(slot, n, initial, 0);
+                frontier.push((n, initial));
+            }
+        }
+    }
+    let n_seeds = touched.nodes.len();
+    let mut level = 0;
+    while level < max_depth && !frontier.is_empty() {
+        if let Some(tuning) = switch.filter(|t| t.goes_dense(frontier.len(), graph.node_bound())) {
+            let _s = tracing::debug_span!("spread_dense", level, frontier = frontier.len()).entered();
+            let act = touched.nodes.iter().copied().zip(touched.values.iter().copied());
+            let dense = Dense::new(graph.node_bound(), act, touched.nodes[..n_seeds].to_vec());
+            frontier.sort_unstable_by_key(|e| e.0);
+            return dense.run(graph, params, tuning, frontier, level);
+        }
+        let next_level = level + 1;
+        let expands = next_level < max_depth;
+        if frontier.len() > 1 {
+            let warm = frontier.iter().fold(0, |acc, &(u, _)| acc ^ graph.touch_carriers(u));
+            std::hint::black_box(warm);
+            // Guess eight new nodes per frontier node (capped by the graph), so that a spread
+            // that widens grows its table once, while it is still small.
+            touched.reserve((frontier.len() * 8).min(graph.node_bound()));
+        }
+        for &(u, a) in &frontier {
+            let base = a * decay;
+            graph.for_each_carrier(u, |t, w| {
+                let na = base * w;
+                // A NaN (an infinite activation times a zero weight) is dropped too.
+                if na < threshold || na.is_nan() {
+                    return;
+                }
+                match touched.find(t) {
+                    Err(slot) => {
+                        let position = touched.insert(slot, t, na, next_level);
+                        if expands {
+                            next.push(position as u32);
+                        }
+                    }
+                    Ok(position) => {
+                        if na > touched.values[position] {
+                            touched.values[position] = na;
+                            if expands && touched.levels[position] != next_level {
+                                touched.levels[position] = next_level;
+                                next.push(position as u32);
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        frontier.clear();
+        frontier.extend(next.iter().map(|&p| (touched.nodes[p as usize], touched.values[p as usize])));
+        next.clear();
+        level = next_level;
+    }
+    let entries = touched.nodes.iter().zip(&touched.values).map(|(&n, &a)| (graph.record_id(n), a)).collect();
+    Activation { entries, n_seeds, valence: Vec::new() }
+}
+
+/// The reference algorithm carrying valence: a FIFO of `(node, activation, valence, depth)`
+/// entries; a node improved later is expanded again.
+fn spread_queue_valence<A: Adjacency + ?Sized>(
+    graph: &A,
+    seeds: &[RecordId],
+    params: &ActivationParams,
+) -> Activation {
+    let &ActivationParams { initial, decay, threshold, max_depth } = params;
+    let mut act: FxHashMap<u32, (f64, f64)> = FxHashMap::default();
+    let mut queue: VecDeque<(u32, f64, f64, u32)> = VecDeque::with_capacity(64);
     let mut seed_nodes: Vec<u32> = Vec::with_capacity(seeds.len());
     for &s in seeds {
         if let Some(n) = graph.dense_index(s) {
             if let Entry::Vacant(v) = act.entry(n) {
-                v.insert((initial, C::at_seed()));
+                v.insert((initial, 0.0));
                 seed_nodes.push(n);
-                queue.push_back((n, initial, C::at_seed(), 0));
+                queue.push_back((n, initial, 0.0, 0));
             }
         }
     }
-    let mut level = None;
-    while let Some(&(n, a, carry, depth)) = queue.front() {
+    while let Some((n, a, valence, depth)) = queue.pop_front() {
         if depth >= max_depth {
-            queue.pop_front();
             continue;
         }
-        if level != Some(depth) {
-            level = Some(depth);
-            if let Some(tuning) = switch.filter(|t| t.goes_dense(queue.len(), graph.node_bound())) {
-                let _s =
-                    tracing::debug_span!("spread_dense", level = depth, frontier = queue.len()).entered();
-                let dense = Dense::new(graph.node_bound(), act.iter().map(|(&n, v)| (n, v.0)), seed_nodes);
-                let frontier = dense.frontier(queue.iter().map(|e| e.0));
-                return dense.run(graph, params, tuning, frontier, depth);
-            }
-        }
-        queue.pop_front();
         let base = a * decay;
         let next_depth = depth + 1;
         let expands = next_depth < max_depth;
-        C::visit(graph, n, |t, w, ev| {
+        graph.for_each_carrier_valence(n, |t, w, ev| {
             let na = base * w;
-            // A NaN (an infinite activation times a zero weight) is dropped too.
             if na < threshold || na.is_nan() {
                 return;
             }
-            let next = carry.step(decay, ev);
+            let next = valence * decay + ev;
             let improved = match act.entry(t) {
                 Entry::Vacant(v) => {
                     v.insert((na, next));
@@ -442,33 +563,18 @@ fn spread_queue<A: Adjacency + ?Sized, C: Carry>(
         });
     }
     let mut entries = Vec::with_capacity(act.len());
-    let mut valence = Vec::new();
-    let mut push = |n: u32, (a, c): (f64, C)| {
-        entries.push((graph.record_id(n), a));
-        if let Some(v) = c.valence() {
-            valence.push(v);
-        }
-    };
+    let mut valences = Vec::with_capacity(act.len());
     for &n in &seed_nodes {
-        if let Some(v) = act.remove(&n) {
-            push(n, v);
+        if let Some((a, v)) = act.remove(&n) {
+            entries.push((graph.record_id(n), a));
+            valences.push(v);
         }
     }
-    for (n, v) in act {
-        push(n, v);
+    for (n, (a, v)) in act {
+        entries.push((graph.record_id(n), a));
+        valences.push(v);
     }
-    Activation { entries, n_seeds: seed_nodes.len(), valence }
-}
-
-/// [`spread_parallel`] with explicit switch points (the tests force the dense store and
-/// rayon on tiny graphs).
-pub(super) fn spread_levels<A: Adjacency + ?Sized>(
-    graph: &A,
-    seeds: &[RecordId],
-    params: &ActivationParams,
-    tuning: Tuning,
-) -> Activation {
-    spread_queue::<A, NoValence>(graph, seeds, params, Some(tuning))
+    Activation { entries, n_seeds: seed_nodes.len(), valence: valences }
 }
 
 /// The dense level-synchronous store: per node, `bits + 1` of its activation (0 = not
@@ -529,22 +635,6 @@ impl Dense {
             }
         }
         Self { best, stamp, order, n_seeds }
-    }
-
-    /// The frontier made of the nodes of a level's queue entries: each node once, with its
-    /// current value (the max of its entries), in node order.
-    fn frontier(&self, nodes: impl Iterator<Item = u32>) -> Vec<(u32, f64)> {
-        let mut frontier = Vec::new();
-        for n in nodes {
-            if self.stamp[n as usize].swap(u32::MAX, Relaxed) != u32::MAX {
-                frontier.push((n, self.value(n)));
-            }
-        }
-        for &(n, _) in &frontier {
-            self.stamp[n as usize].store(0, Relaxed);
-        }
-        frontier.sort_unstable_by_key(|e| e.0);
-        frontier
     }
 
     fn value(&self, n: u32) -> f64 {
