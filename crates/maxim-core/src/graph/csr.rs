@@ -72,7 +72,7 @@ impl CsrGraph {
             index.insert(id, ids.len() as u32);
             ids.push(id);
         }
-        let with_valence = g.edge_weights().any(|d| d.meta.as_deref().is_some_and(|m| m.valence.is_some()));
+        let with_valence = g.edge_weights().any(|d| graph.extras.get(d.extra).1.is_some());
         let mut offsets = Vec::with_capacity(n_nodes + 1);
         let mut carriers_end = Vec::with_capacity(n_nodes);
         let mut targets = Vec::with_capacity(n_edges);
@@ -91,7 +91,7 @@ impl CsrGraph {
                     weights.push(d.weight);
                     kinds.push(d.kind);
                     if with_valence {
-                        valences.push(d.valence());
+                        valences.push(graph.extras.valence_or_zero(d.extra));
                     }
                 }
                 if carriers {
@@ -184,6 +184,14 @@ impl Adjacency for CsrGraph {
         for (&t, &w) in self.targets[range.clone()].iter().zip(&self.weights[range]) {
             visit(t, w);
         }
+    }
+
+    #[inline]
+    fn touch_carriers(&self, node: u32) -> u64 {
+        let range = self.carrier_range(node);
+        // One read per cache line of targets and of weights.
+        let targets = self.targets[range.clone()].iter().step_by(16).fold(0, |acc, &t| acc ^ u64::from(t));
+        self.weights[range].iter().step_by(8).fold(targets, |acc, w| acc ^ w.to_bits())
     }
 
     fn for_each_carrier_valence<F: FnMut(u32, f64, f64)>(&self, node: u32, mut visit: F) {

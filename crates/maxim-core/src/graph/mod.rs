@@ -3,7 +3,8 @@
 //! - [`Graph`] is a directed graph over [`RecordId`](crate::RecordId)s with typed, weighted
 //!   edges ([`EdgeKind`], optional [`EdgeMeta`]). An edge is identified by its source, its
 //!   target, its kind and its relation label; adding it again merges into the existing edge.
-//!   REQUIRES and ENABLES edges stay acyclic.
+//!   REQUIRES and ENABLES edges stay acyclic. Relation labels are interned, so no edge
+//!   allocates; [`remove_nodes`](Graph::remove_nodes) removes many nodes in one pass.
 //! - [`spread`](Graph::spread) runs spreading activation exactly as
 //!   `spec/maxim-reference.md` §2.3 describes it (outgoing ASSOCIATES and CAUSES edges,
 //!   `parent * decay * weight`, strict threshold, max depth, max combination);
@@ -36,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 mod activation;
 mod csr;
+mod meta;
 mod serial;
 mod store;
 #[cfg(test)]
@@ -43,7 +45,8 @@ mod tests;
 
 pub use activation::{Activation, ActivationParams, Adjacency, spread, spread_parallel, spread_with_valence};
 pub use csr::CsrGraph;
-pub use store::{EdgeInsert, EdgeMeta, EdgeRef, Graph};
+pub use meta::{EdgeMeta, EdgeMetaRef};
+pub use store::{EdgeInsert, EdgeRef, Graph};
 
 /// The type of an edge of a layer's associative graph (`spec/maxim-reference.md` §2.1).
 ///

@@ -1,12 +1,19 @@
 //! [`Graph`]: the mutable associative graph, on a petgraph `StableDiGraph`.
 //!
 //! Nodes are [`RecordId`]s, mapped to petgraph node indices by an `FxHashMap`. Edges carry an
-//! [`EdgeKind`], a weight (finite, `>= 0`) and optional [`EdgeMeta`]; an edge without metadata
-//! allocates nothing of its own (the metadata is an `Option<Box<EdgeMeta>>`). The identity of an edge is
-//! `(source, target, kind, relation)`: adding an edge that already exists replaces its weight
-//! and overwrites the metadata fields the new metadata sets (the original appended a parallel
-//! duplicate). REQUIRES/ENABLES edges that would close a cycle among dependency edges are
-//! refused and leave the graph unchanged.
+//! [`EdgeKind`], a weight (finite, `>= 0`) and optional metadata ([`EdgeMeta`] in,
+//! [`EdgeMetaRef`] out). No edge allocates anything of its own: a relation label is interned
+//! in the graph's label table (the edge holds its 16-bit id) and a confidence or valence sits
+//! in a reusable slot of a side table, so an edge is 16 bytes in petgraph. The identity of an
+//! edge is `(source, target, kind, relation)`: adding an edge that already exists replaces its
+//! weight and overwrites the metadata fields the new metadata sets (the original appended a
+//! parallel duplicate). REQUIRES/ENABLES edges that would close a cycle among dependency edges
+//! are refused and leave the graph unchanged.
+//!
+//! Beside petgraph, each node keeps its degree counters and its outgoing ASSOCIATES/CAUSES
+//! edges as one run of `(target, edge, weight)` entries in an arena shared by all nodes: a
+//! spread reads one node's edges from one or two cache lines instead of following petgraph's
+//! linked edge lists. [`remove_nodes`](Graph::remove_nodes) removes many nodes in one pass.
 //!
 //! ```
 //! use maxim_core::graph::{EdgeInsert, EdgeKind, EdgeMeta, Graph};
@@ -32,6 +39,8 @@
 //! assert_eq!(g.dependents(kitchen), vec![mug]);
 //! assert_eq!(g.remove_node(mug), Some(3));
 //! assert_eq!(g.edge_count(), 0);
+//! assert_eq!(g.remove_nodes(&[cup, kitchen, mug]), 2);
+//! assert!(g.is_empty());
 //! # Ok::<(), maxim_core::Error>(())
 //! ```
 
@@ -40,91 +49,17 @@ use std::collections::BinaryHeap;
 
 use petgraph::Direction::{Incoming, Outgoing};
 use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableDiGraph};
-use petgraph::visit::{EdgeFiltered, EdgeRef as _, IntoEdgeReferences as _, NodeIndexable as _};
-use rustc_hash::{FxHashMap, FxHashSet};
-use serde::{Deserialize, Serialize};
+use petgraph::visit::{
+    EdgeFiltered, EdgeIndexable as _, EdgeRef as _, IntoEdgeReferences as _, NodeIndexable as _,
+};
+use rustc_hash::FxHashMap;
 
-use super::{Activation, ActivationParams, Adjacency, EdgeKind};
+use super::meta::{Extras, Label, Labels, NO_EXTRA};
+use super::{Activation, ActivationParams, Adjacency, EdgeKind, EdgeMeta, EdgeMetaRef};
 use crate::contracts::GraphView;
 use crate::error::{Error, Result};
 use crate::id::RecordId;
-use crate::record::{check_non_negative, check_signed_unit, check_unit};
-
-/// Optional metadata of an edge.
-///
-/// `relation` is part of the edge's identity: the ATL's relationship types (IS_A, HAS_PART,
-/// ...) travel as the same [`EdgeKind`] and are told apart by it. `confidence` must be in
-/// `[0, 1]` and `valence` in `[-1, 1]`; spreading activation with valence adds `valence` along
-/// the path ([`Graph::spread_with_valence`]).
-///
-/// ```
-/// use maxim_core::graph::EdgeMeta;
-/// let meta = EdgeMeta::relation("HAS_PART").with_confidence(0.9).with_valence(-0.5);
-/// assert_eq!(meta.relation.as_deref(), Some("HAS_PART"));
-/// assert!(meta.validate().is_ok());
-/// assert!(EdgeMeta::default().with_confidence(1.5).validate().is_err());
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EdgeMeta {
-    /// The relationship type the edge stands for, if any (part of the edge's identity).
-    pub relation: Option<String>,
-    /// Confidence in the edge, in `[0, 1]`.
-    pub confidence: Option<f64>,
-    /// Emotional valence the edge carries, in `[-1, 1]`.
-    pub valence: Option<f64>,
-}
-
-impl EdgeMeta {
-    /// Metadata holding only a relation label.
-    pub fn relation(relation: impl Into<String>) -> Self {
-        Self { relation: Some(relation.into()), ..Self::default() }
-    }
-
-    /// The same metadata with `confidence` set.
-    pub fn with_confidence(mut self, confidence: f64) -> Self {
-        self.confidence = Some(confidence);
-        self
-    }
-
-    /// The same metadata with `valence` set.
-    pub fn with_valence(mut self, valence: f64) -> Self {
-        self.valence = Some(valence);
-        self
-    }
-
-    /// True when no field is set.
-    pub fn is_empty(&self) -> bool {
-        self.relation.is_none() && self.confidence.is_none() && self.valence.is_none()
-    }
-
-    /// Checks the fields: a relation label is not empty, confidence is in `[0, 1]`, valence in
-    /// `[-1, 1]`, both finite.
-    pub fn validate(&self) -> Result<()> {
-        if self.relation.as_deref() == Some("") {
-            return Err(Error::invalid("relation", "an edge's relation label must not be empty"));
-        }
-        if let Some(c) = self.confidence {
-            check_unit("confidence", c)?;
-        }
-        if let Some(v) = self.valence {
-            check_signed_unit("valence", v)?;
-        }
-        Ok(())
-    }
-
-    /// Overwrites the fields `update` sets.
-    fn overwrite_with(&mut self, update: Self) {
-        if update.relation.is_some() {
-            self.relation = update.relation;
-        }
-        if update.confidence.is_some() {
-            self.confidence = update.confidence;
-        }
-        if update.valence.is_some() {
-            self.valence = update.valence;
-        }
-    }
-}
+use crate::record::check_non_negative;
 
 /// What [`Graph::add_edge`] did.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -149,64 +84,59 @@ pub struct EdgeRef<'a> {
     pub kind: EdgeKind,
     /// The edge's weight (finite, `>= 0`).
     pub weight: f64,
-    /// The edge's metadata, if it has any.
-    pub meta: Option<&'a EdgeMeta>,
+    /// The edge's metadata ([`EdgeMetaRef::EMPTY`] when it has none; `meta.cloned()` gives
+    /// the owned form).
+    pub meta: EdgeMetaRef<'a>,
 }
 
 impl<'a> EdgeRef<'a> {
     /// The relation label, if any.
     pub fn relation(&self) -> Option<&'a str> {
-        self.meta.and_then(|m| m.relation.as_deref())
+        self.meta.relation
     }
 
     /// The confidence, if set.
     pub fn confidence(&self) -> Option<f64> {
-        self.meta.and_then(|m| m.confidence)
+        self.meta.confidence
     }
 
     /// The valence, if set.
     pub fn valence(&self) -> Option<f64> {
-        self.meta.and_then(|m| m.valence)
+        self.meta.valence
     }
 }
 
-/// What the graph keeps per node beside petgraph's edge lists, indexed by node index: the id,
-/// the degree counters, and the outgoing edges that carry activation in one contiguous list
-/// (petgraph's per-node edge lists are linked through the edge array, so walking them is a
-/// chain of dependent loads; a spread walks this list instead).
-#[derive(Debug, Clone)]
+/// What the graph keeps per node index beside petgraph: the id, where the node's carriers
+/// sit in the arena, and its degree counters; one cache line, so that a spread or an unlink
+/// that touches a node pays one miss for all of it.
+#[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
 pub(super) struct Slot {
     pub(super) id: RecordId,
-    /// Outgoing ASSOCIATES and CAUSES edges, in no particular order.
-    pub(super) carriers: Vec<Carrier>,
-    /// Outgoing edges per kind, indexed by [`EdgeKind::slot`].
-    out: [u32; 5],
+    /// The node's outgoing ASSOCIATES and CAUSES edges are `arena[start..start + len]`, in no
+    /// particular order; the run has room up to `start + cap`.
+    pub(super) start: u32,
+    pub(super) len: u32,
+    cap: u32,
     /// Incoming edges.
     inc: u32,
+    /// Outgoing edges per kind, indexed by [`EdgeKind::slot`].
+    out: [u32; 5],
 }
 
 impl Slot {
     fn new(id: RecordId) -> Self {
-        Self { id, carriers: Vec::new(), out: [0; 5], inc: 0 }
+        Self { id, start: 0, len: 0, cap: 0, inc: 0, out: [0; 5] }
     }
 
-    fn out_total(&self) -> u32 {
-        self.out.iter().sum()
-    }
-
-    fn drop_carrier(&mut self, edge: EdgeIndex<Ix>) {
-        if let Some(i) = self.carriers.iter().position(|c| c.edge == edge.index() as u32) {
-            self.carriers.swap_remove(i);
-        }
-    }
-
-    fn carrier_mut(&mut self, edge: EdgeIndex<Ix>) -> Option<&mut Carrier> {
-        self.carriers.iter_mut().find(|c| c.edge == edge.index() as u32)
+    #[inline]
+    fn run(&self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
     }
 }
 
-/// An outgoing edge that carries activation, as a spread reads it.
-#[derive(Debug, Clone, Copy)]
+/// An outgoing edge that carries activation, as a spread reads it (16 bytes).
+#[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Carrier {
     pub(super) target: u32,
     /// The petgraph edge, for its valence and for upkeep.
@@ -214,24 +144,14 @@ pub(super) struct Carrier {
     pub(super) weight: f64,
 }
 
-/// An edge's payload.
-#[derive(Debug, Clone)]
+/// An edge's payload in petgraph (16 bytes; an edge with its links is 32).
+#[derive(Debug, Clone, Copy)]
 pub(super) struct EdgeData {
     pub(super) weight: f64,
-    pub(super) meta: Option<Box<EdgeMeta>>,
+    /// The edge's slot in [`Graph::extras`], or [`NO_EXTRA`].
+    pub(super) extra: u32,
+    pub(super) label: Option<Label>,
     pub(super) kind: EdgeKind,
-}
-
-impl EdgeData {
-    pub(super) fn relation(&self) -> Option<&str> {
-        self.meta.as_deref().and_then(|m| m.relation.as_deref())
-    }
-
-    /// The edge's valence, 0 when it has none.
-    #[inline]
-    pub(super) fn valence(&self) -> f64 {
-        self.meta.as_deref().and_then(|m| m.valence).unwrap_or(0.0)
-    }
 }
 
 /// The index type of the petgraph graph underneath.
@@ -240,6 +160,31 @@ pub(super) type Ix = u32;
 /// Most nodes or edges the graph holds (petgraph reserves `u32::MAX` as "no index").
 const MAX_ELEMENTS: usize = u32::MAX as usize - 1;
 
+/// A bulk removal rebuilds the edge lists (one pass over every edge) instead of unlinking
+/// edge by edge when the removed edges number at least `edge_count / REBUILD_RATIO`.
+/// Unlinking one edge walks the other endpoint's petgraph list through scattered memory; the
+/// rebuild streams the edge array.
+const REBUILD_RATIO: usize = 12;
+
+/// Garbage the carrier arena may hold beyond an eighth of its live runs before it is packed (small
+/// under test, so that the property tests pack it often).
+const COMPACT_SLACK: usize = if cfg!(test) { 4 } else { 1024 };
+
+/// Scratch space of the dependency-cycle check, kept between calls (a clone starts empty).
+#[derive(Debug, Default)]
+struct Scratch {
+    stack: Vec<NodeIndex<Ix>>,
+    /// Per node index, the call that last reached it.
+    seen: Vec<u32>,
+    call: u32,
+}
+
+impl Clone for Scratch {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
 /// A directed graph over [`RecordId`]s with typed, weighted edges, on a petgraph
 /// `StableDiGraph`.
 ///
@@ -247,22 +192,37 @@ const MAX_ELEMENTS: usize = u32::MAX as usize - 1;
 /// [`add_edge`](Self::add_edge) of an existing edge replaces its weight and overwrites the
 /// metadata fields it sets. REQUIRES/ENABLES edges stay acyclic. Degree counts are kept per
 /// node, and each node's outgoing ASSOCIATES/CAUSES edges are also kept in one contiguous
-/// list, which is what [`spread`](Self::spread) walks.
+/// run, which is what [`spread`](Self::spread) walks.
 ///
 /// Iteration orders: [`nodes`](Self::nodes), [`outgoing`](Self::outgoing) and
 /// [`incoming`](Self::incoming) follow the internal layout (deterministic for a given history
-/// of calls, most recently added edge first); calls that return a `Vec` sort it by id.
-/// Two graphs are equal when they hold the same nodes and the same edges with the same
-/// weights and metadata, whatever their history.
+/// of calls); calls that return a `Vec` sort it by id. Two graphs are equal when they hold the
+/// same nodes and the same edges with the same weights and metadata, whatever their history.
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
     pub(super) inner: StableDiGraph<(), EdgeData, Ix>,
     /// Per node index; the slot of a removed node is stale until the index is reused.
     pub(super) slots: Vec<Slot>,
     pub(super) index: FxHashMap<RecordId, NodeIndex<Ix>>,
+    /// Every node's carrier run; what lies outside the live runs is garbage.
+    pub(super) arena: Vec<Carrier>,
+    /// The sum of the live runs' capacities.
+    arena_used: usize,
+    pub(super) labels: Labels,
+    pub(super) extras: Extras,
+    /// Edges per kind.
+    kind_counts: [usize; 5],
+    scratch: Scratch,
+    /// Tests force bulk removals to rebuild (`Some(true)`) or to unlink (`Some(false)`).
+    #[cfg(test)]
+    pub(super) force_rebuild: Option<bool>,
 }
 
 impl Graph {
+    /// Most distinct relation labels one graph holds; [`add_edge`](Self::add_edge) with a new
+    /// label past it fails.
+    pub const MAX_RELATION_LABELS: usize = Labels::MAX;
+
     /// An empty graph.
     pub fn new() -> Self {
         Self::default()
@@ -272,7 +232,13 @@ impl Graph {
     pub fn with_capacity(nodes: usize, edges: usize) -> Self {
         let mut index = FxHashMap::default();
         index.reserve(nodes);
-        Self { inner: StableDiGraph::with_capacity(nodes, edges), slots: Vec::with_capacity(nodes), index }
+        Self {
+            inner: StableDiGraph::with_capacity(nodes, edges),
+            slots: Vec::with_capacity(nodes),
+            index,
+            arena: Vec::with_capacity(edges),
+            ..Self::default()
+        }
     }
 
     /// Number of nodes.
@@ -321,29 +287,41 @@ impl Graph {
     /// `id` is not a node.
     pub fn remove_node(&mut self, id: RecordId) -> Option<usize> {
         let n = self.index.remove(&id)?;
-        let mut dropped = 0;
-        let mut out = self.inner.neighbors_directed(n, Outgoing).detach();
-        while let Some((_, t)) = out.next(&self.inner) {
-            if t != n {
-                self.slots[t.index()].inc -= 1;
-            }
-            dropped += 1;
+        Some(self.unlink_node(n))
+    }
+
+    /// Removes every node of `ids` (ids that are not nodes, or repeated, are skipped) with every
+    /// edge incident to them; returns how many nodes were removed.
+    ///
+    /// The result is the same as calling [`remove_node`](Self::remove_node) for each id, but
+    /// when the removed nodes hold a sizeable share of the edges the edge lists are rebuilt in
+    /// one pass over the edges (O(V + E)) instead of being unlinked edge by edge.
+    pub fn remove_nodes(&mut self, ids: &[RecordId]) -> usize {
+        let doomed: Vec<NodeIndex<Ix>> = ids.iter().filter_map(|id| self.index.remove(id)).collect();
+        if doomed.is_empty() {
+            return 0;
         }
-        let mut inc = self.inner.neighbors_directed(n, Incoming).detach();
-        while let Some((e, s)) = inc.next(&self.inner) {
-            if s != n {
-                let kind = self.inner[e].kind;
-                let source = &mut self.slots[s.index()];
-                source.out[kind.slot()] -= 1;
-                if kind.carries_activation() {
-                    source.drop_carrier(e);
-                }
-                dropped += 1;
+        let _s =
+            tracing::debug_span!("graph_remove_nodes", n_nodes = doomed.len(), n_edges = self.edge_count())
+                .entered();
+        let incident: usize =
+            doomed.iter().map(|n| (self.out_total(*n) + self.slots[n.index()].inc) as usize).sum();
+        if self.rebuilds_for(incident) {
+            let mut dead = vec![false; self.inner.node_bound()];
+            for n in &doomed {
+                dead[n.index()] = true;
+            }
+            self.rebuild_edges(|s, t, _| !dead[s] && !dead[t]);
+            for &n in &doomed {
+                self.inner.remove_node(n);
+                self.reset_node(n);
+            }
+        } else {
+            for &n in &doomed {
+                self.unlink_node(n);
             }
         }
-        self.inner.remove_node(n);
-        self.slots[n.index()] = Slot::new(id);
-        Some(dropped)
+        doomed.len()
     }
 
     /// Adds the edge `source -> target`, creating missing nodes, or merges into the existing
@@ -351,9 +329,11 @@ impl Graph {
     /// fields `meta` sets overwrite the old ones.
     ///
     /// Errors (the graph is left unchanged): a weight that is NaN, infinite or negative
-    /// ([`Error::OutOfRange`]); invalid metadata (see [`EdgeMeta::validate`]); a
-    /// REQUIRES/ENABLES edge that would close a cycle among dependency edges, a self-loop
-    /// included ([`Error::DependencyCycle`]).
+    /// ([`Error::OutOfRange`]); invalid metadata (see [`EdgeMeta::validate`]); a new relation
+    /// label past [`MAX_RELATION_LABELS`](Self::MAX_RELATION_LABELS); a REQUIRES/ENABLES edge
+    /// that would close a cycle among dependency edges, a self-loop included
+    /// ([`Error::DependencyCycle`]).
+    #[expect(clippy::needless_pass_by_value, reason = "callers build the metadata for the call")]
     pub fn add_edge(
         &mut self,
         source: RecordId,
@@ -362,17 +342,32 @@ impl Graph {
         weight: f64,
         meta: Option<EdgeMeta>,
     ) -> Result<EdgeInsert> {
+        let meta = meta.as_ref().map_or(EdgeMetaRef::EMPTY, EdgeMeta::view);
+        self.add_edge_ref(source, target, kind, weight, meta)
+    }
+
+    /// [`add_edge`](Self::add_edge) with borrowed metadata ([`EdgeMetaRef::EMPTY`] for none),
+    /// which spares the caller building a `String` for the relation label.
+    pub fn add_edge_ref(
+        &mut self,
+        source: RecordId,
+        target: RecordId,
+        kind: EdgeKind,
+        weight: f64,
+        meta: EdgeMetaRef<'_>,
+    ) -> Result<EdgeInsert> {
         let weight = checked_weight(weight)?;
-        let meta = checked_meta(meta)?;
+        meta.validate()?;
         if kind.is_dependency() && self.would_close_cycle(source, target) {
             return Err(cycle_error(source, target, kind));
         }
         let new_nodes =
             usize::from(!self.contains(source)) + usize::from(source != target && !self.contains(target));
         self.ensure_room(new_nodes, 1)?;
+        let label = meta.relation.map(|r| self.labels.intern(r)).transpose()?;
         let s = self.intern(source)?;
         let t = self.intern(target)?;
-        self.upsert(s, t, kind, weight, meta)
+        self.upsert(s, t, kind, weight, label, meta)
     }
 
     /// Adds `a -> b` and `b -> a` with the same kind and weight and no metadata (merging as
@@ -393,7 +388,8 @@ impl Graph {
         self.ensure_room(new_nodes, 2)?;
         let na = self.intern(a)?;
         let nb = self.intern(b)?;
-        Ok([self.upsert(na, nb, kind, weight, None)?, self.upsert(nb, na, kind, weight, None)?])
+        let none = EdgeMetaRef::EMPTY;
+        Ok([self.upsert(na, nb, kind, weight, None, none)?, self.upsert(nb, na, kind, weight, None, none)?])
     }
 
     /// Updates the edge `(source, target, kind, relation)` (exactly: `relation: None` names the
@@ -412,8 +408,9 @@ impl Graph {
         meta: Option<&EdgeMeta>,
     ) -> Result<bool> {
         let weight = weight.map(checked_weight).transpose()?;
-        let meta = checked_meta(meta.cloned())?;
-        if let Some(label) = meta.as_ref().and_then(|m| m.relation.as_deref()) {
+        let meta = meta.map_or(EdgeMetaRef::EMPTY, EdgeMeta::view);
+        meta.validate()?;
+        if let Some(label) = meta.relation {
             if Some(label) != relation {
                 return Err(Error::invalid(
                     "relation",
@@ -427,7 +424,7 @@ impl Graph {
         if let Some(w) = weight {
             self.set_weight(e, w);
         }
-        merge_meta(&mut self.inner[e].meta, meta);
+        self.merge_extra(e, meta);
         Ok(true)
     }
 
@@ -442,17 +439,21 @@ impl Graph {
     ) -> Option<EdgeRef<'_>> {
         let s = *self.index.get(&source)?;
         let t = *self.index.get(&target)?;
+        let label = match relation {
+            Some(r) => Some(self.labels.get(r)?),
+            None => None,
+        };
         self.inner
             .edges_directed(s, Outgoing)
             .filter(|e| {
                 let d = e.weight();
                 e.target() == t
                     && kind.is_none_or(|k| d.kind == k)
-                    && relation.is_none_or(|r| d.relation() == Some(r))
+                    && label.is_none_or(|l| d.label == Some(l))
             })
             .min_by(|x, y| {
                 let (x, y) = (x.weight(), y.weight());
-                (x.kind, x.relation()).cmp(&(y.kind, y.relation()))
+                (x.kind, self.labels.name_of(x.label)).cmp(&(y.kind, self.labels.name_of(y.label)))
             })
             .map(|e| self.view(e))
     }
@@ -480,7 +481,7 @@ impl Graph {
             .filter(|e| kinds.contains(&e.weight().kind))
             .map(|e| {
                 let d = e.weight();
-                (self.id_of(e.target()), d.kind, d.relation(), d.weight)
+                (self.id_of(e.target()), d.kind, self.labels.name_of(d.label), d.weight)
             })
             .collect();
         found.sort_unstable_by(|x, y| (x.0, x.1, x.2).cmp(&(y.0, y.1, y.2)));
@@ -505,8 +506,7 @@ impl Graph {
     /// not a node. Constant time: the counts are kept per node.
     pub fn out_degree(&self, id: RecordId, kind: Option<EdgeKind>) -> usize {
         self.index.get(&id).map_or(0, |&n| {
-            let slot = &self.slots[n.index()];
-            kind.map_or(slot.out_total(), |k| slot.out[k.slot()]) as usize
+            kind.map_or_else(|| self.out_total(n), |k| self.slots[n.index()].out[k.slot()]) as usize
         })
     }
 
@@ -537,6 +537,9 @@ impl Graph {
     /// (Tarjan), each sorted, the list sorted. Empty for every graph built through this API,
     /// which refuses dependency cycles; a check for graphs assembled by other means.
     pub fn cycles(&self) -> Vec<Vec<RecordId>> {
+        if !self.has_dependency_edges() {
+            return Vec::new();
+        }
         let deps = EdgeFiltered::from_fn(&self.inner, |e| e.weight().kind.is_dependency());
         let mut found: Vec<Vec<RecordId>> = petgraph::algo::tarjan_scc(&deps)
             .into_iter()
@@ -601,26 +604,46 @@ impl Graph {
                 d.weight *= factor;
             }
         }
-        if selected.iter().zip(EdgeKind::ALL).any(|(&on, k)| on && k.carries_activation()) {
-            for n in self.inner.node_indices() {
-                for c in &mut self.slots[n.index()].carriers {
-                    c.weight = self.inner[EdgeIndex::new(c.edge as usize)].weight;
+        // The carriers hold the same weights: the same product gives the same bits.
+        let carrier_kinds = [EdgeKind::Associates, EdgeKind::Causes];
+        let any_carrier = carrier_kinds.iter().any(|k| selected[k.slot()]);
+        let every_carrier =
+            carrier_kinds.iter().all(|k| selected[k.slot()] || self.kind_counts[k.slot()] == 0);
+        if any_carrier && every_carrier {
+            // Garbage outside the live runs may be multiplied too: it is never read.
+            for c in &mut self.arena {
+                c.weight *= factor;
+            }
+        } else if any_carrier {
+            let mut hit = vec![false; self.inner.edge_bound()];
+            for e in self.inner.edge_references() {
+                let kind = e.weight().kind;
+                hit[e.id().index()] = kind.carries_activation() && selected[kind.slot()];
+            }
+            let Self { slots, arena, .. } = self;
+            for slot in slots.iter() {
+                for c in &mut arena[slot.run()] {
+                    if hit[c.edge as usize] {
+                        c.weight *= factor;
+                    }
                 }
             }
         }
         if !prune {
             return Ok(0);
         }
-        let doomed: Vec<EdgeIndex<Ix>> = self
-            .inner
-            .edge_references()
-            .filter(|e| selected[e.weight().kind.slot()] && e.weight().weight <= floor)
-            .map(|e| e.id())
-            .collect();
-        for &e in &doomed {
-            self.detach_edge(e);
+        let doomed = |d: &EdgeData| selected[d.kind.slot()] && d.weight <= floor;
+        let n_doomed = self.inner.edge_weights().filter(|d| doomed(d)).count();
+        if self.rebuilds_for(n_doomed) {
+            self.rebuild_edges(|_, _, d| !doomed(d));
+        } else {
+            let found: Vec<EdgeIndex<Ix>> =
+                self.inner.edge_references().filter(|e| doomed(e.weight())).map(|e| e.id()).collect();
+            for e in found {
+                self.detach_edge(e);
+            }
         }
-        Ok(doomed.len())
+        Ok(n_doomed)
     }
 
     /// The node index of `id`, adding the node if it is missing. The caller has checked room.
@@ -638,33 +661,47 @@ impl Graph {
         Ok(n)
     }
 
-    /// Merges into the edge `(s, t, kind, relation)` or adds it, with validated values and
-    /// without a cycle check.
+    /// Merges into the edge `(s, t, kind, label)` or adds it, with validated values and
+    /// without a cycle check. `meta.relation` is ignored (`label` is its interned form).
     pub(super) fn upsert(
         &mut self,
         s: NodeIndex<Ix>,
         t: NodeIndex<Ix>,
         kind: EdgeKind,
         weight: f64,
-        meta: Option<EdgeMeta>,
+        label: Option<Label>,
+        meta: EdgeMetaRef<'_>,
     ) -> Result<EdgeInsert> {
-        let relation = meta.as_ref().and_then(|m| m.relation.as_deref());
-        if let Some(e) = self.find_between(s, t, kind, relation) {
+        if let Some(e) = self.find_between(s, t, kind, label) {
             let previous_weight = self.set_weight(e, weight);
-            merge_meta(&mut self.inner[e].meta, meta);
+            self.merge_extra(e, meta);
             return Ok(EdgeInsert::Merged { previous_weight });
         }
-        let e = self
-            .inner
-            .try_add_edge(s, t, EdgeData { weight, meta: meta.map(Box::new), kind })
-            .map_err(|_| full("edges"))?;
-        let source = &mut self.slots[s.index()];
-        source.out[kind.slot()] += 1;
-        if kind.carries_activation() {
-            source.carriers.push(Carrier { target: t.index() as u32, edge: e.index() as u32, weight });
+        self.insert_edge(s, t, EdgeData { weight, extra: NO_EXTRA, label, kind }, meta)?;
+        Ok(EdgeInsert::Added)
+    }
+
+    /// Adds a new edge (no merge, no cycle check) with its counters and carrier;
+    /// `data.extra` must be [`NO_EXTRA`], the confidence and valence come from `meta`.
+    pub(super) fn insert_edge(
+        &mut self,
+        s: NodeIndex<Ix>,
+        t: NodeIndex<Ix>,
+        data: EdgeData,
+        meta: EdgeMetaRef<'_>,
+    ) -> Result<EdgeIndex<Ix>> {
+        let e = self.inner.try_add_edge(s, t, data).map_err(|_| full("edges"))?;
+        self.merge_extra(e, meta);
+        self.slots[s.index()].out[data.kind.slot()] += 1;
+        if data.kind.carries_activation() {
+            self.push_carrier(
+                s.index(),
+                Carrier { target: t.index() as u32, edge: e.index() as u32, weight: data.weight },
+            );
         }
         self.slots[t.index()].inc += 1;
-        Ok(EdgeInsert::Added)
+        self.kind_counts[data.kind.slot()] += 1;
+        Ok(e)
     }
 
     /// Fails when adding `nodes` nodes and `edges` edges would overflow petgraph's `u32`
@@ -679,6 +716,18 @@ impl Graph {
         Ok(())
     }
 
+    /// True when some edge is a REQUIRES or ENABLES edge.
+    pub(super) fn has_dependency_edges(&self) -> bool {
+        EdgeKind::ALL.iter().any(|k| k.is_dependency() && self.kind_counts[k.slot()] > 0)
+    }
+
+    /// The metadata of an edge, borrowed from the side tables.
+    #[inline]
+    pub(super) fn meta_of(&self, d: &EdgeData) -> EdgeMetaRef<'_> {
+        let (confidence, valence) = self.extras.get(d.extra);
+        EdgeMetaRef { relation: self.labels.name_of(d.label), confidence, valence }
+    }
+
     /// Builds the borrowed view of a petgraph edge.
     fn view<'a>(&'a self, e: petgraph::stable_graph::EdgeReference<'a, EdgeData, Ix>) -> EdgeRef<'a> {
         let d = e.weight();
@@ -687,7 +736,7 @@ impl Graph {
             target: self.id_of(e.target()),
             kind: d.kind,
             weight: d.weight,
-            meta: d.meta.as_deref(),
+            meta: self.meta_of(d),
         }
     }
 
@@ -708,20 +757,37 @@ impl Graph {
     ) -> Option<EdgeIndex<Ix>> {
         let s = *self.index.get(&source)?;
         let t = *self.index.get(&target)?;
-        self.find_between(s, t, kind, relation)
+        let label = match relation {
+            Some(r) => Some(self.labels.get(r)?),
+            None => None,
+        };
+        self.find_between(s, t, kind, label)
     }
 
-    /// The edge with exactly this identity, walking the shorter of `s`'s outgoing and `t`'s
-    /// incoming lists.
+    /// The edge with exactly this identity: scanning `s`'s carrier run for a carrier kind
+    /// (contiguous), else walking the shorter of `s`'s outgoing and `t`'s incoming lists.
     fn find_between(
         &self,
         s: NodeIndex<Ix>,
         t: NodeIndex<Ix>,
         kind: EdgeKind,
-        relation: Option<&str>,
+        label: Option<Label>,
     ) -> Option<EdgeIndex<Ix>> {
-        let same = |d: &EdgeData| d.kind == kind && d.relation() == relation;
-        if self.slots[s.index()].out_total() <= self.slots[t.index()].inc {
+        let same = |d: &EdgeData| d.kind == kind && d.label == label;
+        let incoming = self.slots[t.index()].inc;
+        if kind.carries_activation() {
+            let slot = &self.slots[s.index()];
+            // A contiguous scan costs a fraction of a linked-list step per edge.
+            if slot.len <= incoming.saturating_mul(4) {
+                let target = t.index() as u32;
+                return self.arena[slot.run()]
+                    .iter()
+                    .map(|c| (c.target, EdgeIndex::new(c.edge as usize)))
+                    .find(|&(ct, e)| ct == target && same(&self.inner[e]))
+                    .map(|(_, e)| e);
+            }
+        }
+        if self.out_total(s) <= incoming {
             self.inner.edges_directed(s, Outgoing).find(|e| e.target() == t && same(e.weight()))
         } else {
             self.inner.edges_directed(t, Incoming).find(|e| e.source() == s && same(e.weight()))
@@ -729,7 +795,7 @@ impl Graph {
         .map(|e| e.id())
     }
 
-    /// Removes an edge and updates the degree counters.
+    /// Removes an edge and updates the counters, the carriers and the side tables.
     fn detach_edge(&mut self, e: EdgeIndex<Ix>) -> bool {
         let Some((s, t)) = self.inner.edge_endpoints(e) else {
             return false;
@@ -737,13 +803,125 @@ impl Graph {
         let Some(data) = self.inner.remove_edge(e) else {
             return false;
         };
-        let source = &mut self.slots[s.index()];
-        source.out[data.kind.slot()] -= 1;
+        self.slots[s.index()].out[data.kind.slot()] -= 1;
         if data.kind.carries_activation() {
-            source.drop_carrier(e);
+            self.drop_carrier(s.index(), e);
         }
         self.slots[t.index()].inc -= 1;
+        self.forget(data);
         true
+    }
+
+    /// Removes node `n` (already out of the id index) edge by edge; returns how many edges
+    /// went.
+    fn unlink_node(&mut self, n: NodeIndex<Ix>) -> usize {
+        let mut dropped = 0;
+        // Each edge is taken from the head of `n`'s list, so petgraph only walks the other
+        // endpoint's list to unlink it.
+        while let Some((e, t, data)) =
+            self.inner.edges_directed(n, Outgoing).next().map(|e| (e.id(), e.target(), *e.weight()))
+        {
+            self.inner.remove_edge(e);
+            if t != n {
+                self.slots[t.index()].inc -= 1;
+            }
+            self.forget(data);
+            dropped += 1;
+        }
+        while let Some((e, s, data)) =
+            self.inner.edges_directed(n, Incoming).next().map(|e| (e.id(), e.source(), *e.weight()))
+        {
+            self.inner.remove_edge(e);
+            self.slots[s.index()].out[data.kind.slot()] -= 1;
+            if data.kind.carries_activation() {
+                self.drop_carrier(s.index(), e);
+            }
+            self.forget(data);
+            dropped += 1;
+        }
+        self.inner.remove_node(n);
+        self.reset_node(n);
+        self.maybe_compact_arena();
+        dropped
+    }
+
+    /// Clears the per-node tables of a removed node.
+    fn reset_node(&mut self, n: NodeIndex<Ix>) {
+        let slot = &mut self.slots[n.index()];
+        self.arena_used -= slot.cap as usize;
+        *slot = Slot::new(slot.id);
+    }
+
+    /// True when removing about `n_edges` edges should rebuild the edge lists rather than
+    /// unlink edge by edge.
+    fn rebuilds_for(&self, n_edges: usize) -> bool {
+        #[cfg(test)]
+        if let Some(forced) = self.force_rebuild {
+            return forced;
+        }
+        n_edges.saturating_mul(REBUILD_RATIO) >= self.edge_count()
+    }
+
+    /// The bookkeeping of an edge that left petgraph: its side-table slot and kind count.
+    fn forget(&mut self, data: EdgeData) {
+        self.extras.release(data.extra);
+        self.kind_counts[data.kind.slot()] -= 1;
+    }
+
+    /// Keeps the edges `keep(source index, target index, data)` accepts and rebuilds petgraph's
+    /// edge lists and the carrier arena from them, streaming over the edges (O(V + E))
+    /// instead of unlinking edge by edge (each unlink walks the other endpoint's list through
+    /// scattered memory). The kept edges keep their relative order and are renumbered; each
+    /// node's carriers become one tight run, in node order; node indices do not change.
+    /// Returns how many edges were removed.
+    fn rebuild_edges(&mut self, mut keep: impl FnMut(usize, usize, &EdgeData) -> bool) -> usize {
+        let Self { inner, slots, extras, kind_counts, arena, .. } = self;
+        // Carriers per source, shifted by one for the prefix sums below.
+        let mut run_start = vec![0u32; slots.len() + 1];
+        let mut kept: Vec<(u32, u32, EdgeData)> = Vec::with_capacity(inner.edge_count());
+        for e in inner.edge_references() {
+            let (s, t, d) = (e.source().index(), e.target().index(), *e.weight());
+            if keep(s, t, &d) {
+                run_start[s + 1] += u32::from(d.kind.carries_activation());
+                kept.push((s as u32, t as u32, d));
+            } else {
+                slots[s].out[d.kind.slot()] -= 1;
+                slots[t].inc -= 1;
+                extras.release(d.extra);
+                kind_counts[d.kind.slot()] -= 1;
+            }
+        }
+        let removed = inner.edge_count() - kept.len();
+        if removed == 0 {
+            return 0;
+        }
+        // Kept edges go back in order into an emptied edge array: edge `i` of `kept` gets
+        // index `i`.
+        inner.clear_edges();
+        for &(s, t, d) in &kept {
+            inner
+                .try_add_edge(NodeIndex::new(s as usize), NodeIndex::new(t as usize), d)
+                .expect("re-adding fewer edges than the graph held, between live nodes");
+        }
+        for i in 0..slots.len() {
+            run_start[i + 1] += run_start[i];
+        }
+        let n_carriers = run_start[slots.len()] as usize;
+        arena.clear();
+        arena.resize(n_carriers, Carrier::default());
+        for (slot, w) in slots.iter_mut().zip(run_start.windows(2)) {
+            (slot.start, slot.len, slot.cap) = (w[0], 0, w[1] - w[0]);
+        }
+        for (i, &(s, t, d)) in kept.iter().enumerate() {
+            if d.kind.carries_activation() {
+                let slot = &mut slots[s as usize];
+                arena[(slot.start + slot.len) as usize] =
+                    Carrier { target: t, edge: i as u32, weight: d.weight };
+                slot.len += 1;
+            }
+        }
+        self.arena_used = n_carriers;
+        removed
     }
 
     /// The id of the node at `n`.
@@ -752,13 +930,20 @@ impl Graph {
         self.slots[n.index()].id
     }
 
-    /// Sets an edge's weight (in petgraph and in its source's carrier list); returns the old one.
+    /// Outgoing edges of `n`, all kinds.
+    #[inline]
+    fn out_total(&self, n: NodeIndex<Ix>) -> u32 {
+        self.slots[n.index()].out.iter().sum()
+    }
+
+    /// Sets an edge's weight (in petgraph and in its source's carrier run); returns the old one.
     fn set_weight(&mut self, e: EdgeIndex<Ix>, weight: f64) -> f64 {
         let data = &mut self.inner[e];
         let previous = std::mem::replace(&mut data.weight, weight);
         if data.kind.carries_activation() {
             if let Some((s, _)) = self.inner.edge_endpoints(e) {
-                if let Some(c) = self.slots[s.index()].carrier_mut(e) {
+                let slot = self.slots[s.index()];
+                if let Some(c) = self.arena[slot.run()].iter_mut().find(|c| c.edge == e.index() as u32) {
                     c.weight = weight;
                 }
             }
@@ -766,20 +951,102 @@ impl Graph {
         previous
     }
 
+    /// Overwrites an edge's confidence and valence with those `meta` sets.
+    fn merge_extra(&mut self, e: EdgeIndex<Ix>, meta: EdgeMetaRef<'_>) {
+        let slot = &mut self.inner[e].extra;
+        self.extras.merge(slot, meta.confidence, meta.valence);
+    }
+
+    /// Appends a carrier to node `n`'s run, moving the run to the end of the arena with twice
+    /// the room when it is full.
+    fn push_carrier(&mut self, n: usize, carrier: Carrier) {
+        let Slot { start, len, cap, .. } = self.slots[n];
+        if len < cap {
+            self.arena[(start + len) as usize] = carrier;
+            self.slots[n].len += 1;
+            return;
+        }
+        if (start + cap) as usize == self.arena.len() {
+            // The run ends the arena: grow it in place.
+            self.arena.push(carrier);
+            let slot = &mut self.slots[n];
+            slot.len += 1;
+            slot.cap += 1;
+            self.arena_used += 1;
+            return;
+        }
+        let new_cap = (cap * 2).max(4);
+        let new_start = self.arena.len();
+        self.arena.extend_from_within(start as usize..(start + len) as usize);
+        self.arena.push(carrier);
+        self.arena.resize(new_start + new_cap as usize, Carrier::default());
+        let slot = &mut self.slots[n];
+        (slot.start, slot.len, slot.cap) = (new_start as u32, len + 1, new_cap);
+        self.arena_used += (new_cap - cap) as usize;
+        self.maybe_compact_arena();
+    }
+
+    /// Removes the carrier of edge `e` from node `n`'s run.
+    fn drop_carrier(&mut self, n: usize, e: EdgeIndex<Ix>) {
+        let slot = &mut self.slots[n];
+        let run = &mut self.arena[slot.run()];
+        if let Some(i) = run.iter().position(|c| c.edge == e.index() as u32) {
+            run.swap(i, run.len() - 1);
+            slot.len -= 1;
+        }
+    }
+
+    /// Packs the live runs, in node order, once the garbage passes an eighth of them (so the
+    /// arena stays within 12.5% of what the runs need; the copies this costs are amortized
+    /// over the moves that made the garbage).
+    fn maybe_compact_arena(&mut self) {
+        if self.arena.len() <= self.arena_used + self.arena_used / 8 + COMPACT_SLACK {
+            return;
+        }
+        let mut packed = Vec::with_capacity(self.arena_used);
+        for slot in &mut self.slots {
+            let start = packed.len() as u32;
+            packed.extend_from_slice(&self.arena[slot.run()]);
+            (slot.start, slot.cap) = (start, slot.len);
+        }
+        self.arena_used = packed.len();
+        self.arena = packed;
+    }
+
     /// True when a dependency edge `source -> target` would close a cycle: it is a self-loop,
     /// or `target` already reaches `source` along dependency edges.
-    fn would_close_cycle(&self, source: RecordId, target: RecordId) -> bool {
+    fn would_close_cycle(&mut self, source: RecordId, target: RecordId) -> bool {
         if source == target {
             return true;
         }
         let (Some(&s), Some(&t)) = (self.index.get(&source), self.index.get(&target)) else {
             return false;
         };
-        let mut stack = vec![t];
-        let mut seen = FxHashSet::default();
-        seen.insert(t);
-        while let Some(n) = stack.pop() {
-            for e in self.inner.edges_directed(n, Outgoing) {
+        let Self { inner, slots, scratch, .. } = self;
+        let has_dependents = |n: NodeIndex<Ix>| {
+            EdgeKind::ALL.iter().any(|k| k.is_dependency() && slots[n.index()].out[k.slot()] > 0)
+        };
+        if !has_dependents(t) {
+            return false;
+        }
+        let bound = inner.node_bound();
+        if scratch.seen.len() < bound {
+            scratch.seen.resize(bound, 0);
+        }
+        scratch.call = scratch.call.wrapping_add(1);
+        if scratch.call == 0 {
+            scratch.seen.fill(0);
+            scratch.call = 1;
+        }
+        let call = scratch.call;
+        scratch.stack.clear();
+        scratch.stack.push(t);
+        scratch.seen[t.index()] = call;
+        while let Some(n) = scratch.stack.pop() {
+            if !has_dependents(n) {
+                continue;
+            }
+            for e in inner.edges_directed(n, Outgoing) {
                 if !e.weight().kind.is_dependency() {
                     continue;
                 }
@@ -787,8 +1054,9 @@ impl Graph {
                 if next == s {
                     return true;
                 }
-                if seen.insert(next) {
-                    stack.push(next);
+                if scratch.seen[next.index()] != call {
+                    scratch.seen[next.index()] = call;
+                    scratch.stack.push(next);
                 }
             }
         }
@@ -798,8 +1066,7 @@ impl Graph {
 
 /// Spreading activation over the graph (`spec/maxim-reference.md` §2.3).
 impl Graph {
-    /// Spreads activation from `seeds` sequentially, exactly as the reference does
-    /// ([`spread`](super::spread)).
+    /// Spreads activation from `seeds` sequentially ([`spread`](super::spread)).
     pub fn spread(&self, seeds: &[RecordId], params: &ActivationParams) -> Activation {
         super::spread(self, seeds, params)
     }
@@ -834,15 +1101,23 @@ impl Adjacency for Graph {
 
     #[inline]
     fn for_each_carrier<F: FnMut(u32, f64)>(&self, node: u32, mut visit: F) {
-        for c in &self.slots[node as usize].carriers {
+        for c in &self.arena[self.slots[node as usize].run()] {
             visit(c.target, c.weight);
         }
     }
 
     fn for_each_carrier_valence<F: FnMut(u32, f64, f64)>(&self, node: u32, mut visit: F) {
-        for c in &self.slots[node as usize].carriers {
-            visit(c.target, c.weight, self.inner[EdgeIndex::new(c.edge as usize)].valence());
+        for c in &self.arena[self.slots[node as usize].run()] {
+            let extra = self.inner[EdgeIndex::new(c.edge as usize)].extra;
+            visit(c.target, c.weight, self.extras.valence_or_zero(extra));
         }
+    }
+
+    #[inline]
+    fn touch_carriers(&self, node: u32) -> u64 {
+        let run = &self.arena[self.slots[node as usize].run()];
+        // One read per cache line (four carriers) and the last one.
+        run.iter().step_by(4).chain(run.last()).fold(0, |acc, c| acc ^ u64::from(c.target))
     }
 }
 
@@ -854,7 +1129,7 @@ impl PartialEq for Graph {
             && self.edges().all(|e| {
                 other.find_index(e.source, e.target, e.kind, e.relation()).is_some_and(|o| {
                     let o = &other.inner[o];
-                    o.weight == e.weight && o.meta.as_deref() == e.meta
+                    o.weight == e.weight && other.meta_of(o) == e.meta
                 })
             })
     }
@@ -880,33 +1155,73 @@ impl GraphView for Graph {
     }
 }
 
+#[cfg(test)]
+impl Graph {
+    /// Checks every side table (id index, counters, carrier runs, metadata slots) against
+    /// petgraph; panics on the first disagreement.
+    pub(super) fn check_invariants(&self) {
+        let bound = self.slots.len();
+        assert!(bound >= self.inner.node_bound());
+        assert_eq!(self.index.len(), self.node_count());
+        let mut kind_counts = [0usize; 5];
+        let mut extras = std::collections::BTreeSet::new();
+        let mut runs = Vec::new();
+        let mut used = 0;
+        for i in 0..bound {
+            let n = NodeIndex::new(i);
+            let slot = &self.slots[i];
+            if self.inner.node_weight(n).is_none() {
+                assert_eq!((slot.len, slot.cap, slot.out), (0, 0, [0; 5]), "a removed node keeps a run");
+                continue;
+            }
+            assert_eq!(self.index.get(&slot.id), Some(&n));
+            let mut out = [0u32; 5];
+            let mut expected = Vec::new();
+            for e in self.inner.edges_directed(n, Outgoing) {
+                let d = e.weight();
+                out[d.kind.slot()] += 1;
+                kind_counts[d.kind.slot()] += 1;
+                if d.kind.carries_activation() {
+                    expected.push((e.id().index() as u32, e.target().index() as u32, d.weight.to_bits()));
+                }
+                if d.extra != NO_EXTRA {
+                    assert!(extras.insert(d.extra), "two edges share a metadata slot");
+                    assert!(!self.extras.is_free(d.extra), "an edge holds a freed metadata slot");
+                    assert!(!self.meta_of(d).is_empty());
+                }
+            }
+            assert_eq!(slot.out, out, "out-degree counters");
+            assert_eq!(
+                slot.inc as usize,
+                self.inner.edges_directed(n, Incoming).count(),
+                "in-degree counter"
+            );
+            let mut actual: Vec<(u32, u32, u64)> =
+                self.arena[slot.run()].iter().map(|c| (c.edge, c.target, c.weight.to_bits())).collect();
+            expected.sort_unstable();
+            actual.sort_unstable();
+            assert_eq!(actual, expected, "the carrier run of node {i}");
+            assert!(slot.len <= slot.cap && (slot.start + slot.cap) as usize <= self.arena.len());
+            if slot.cap > 0 {
+                runs.push((slot.start, slot.start + slot.cap));
+            }
+            used += slot.cap as usize;
+        }
+        assert_eq!(kind_counts, self.kind_counts, "edges per kind");
+        assert_eq!(used, self.arena_used, "arena capacity in use");
+        runs.sort_unstable();
+        assert!(runs.windows(2).all(|w| w[0].1 <= w[1].0), "carrier runs overlap");
+    }
+}
+
 /// Checks an edge weight (finite, `>= 0`) and turns `-0.0` into `+0.0`, so that the bits of
 /// every activation order like its value.
 pub(super) fn checked_weight(weight: f64) -> Result<f64> {
     check_non_negative("weight", weight).map(f64::abs)
 }
 
-/// Validates metadata; metadata that sets nothing becomes `None`.
-pub(super) fn checked_meta(meta: Option<EdgeMeta>) -> Result<Option<EdgeMeta>> {
-    match meta {
-        Some(m) if !m.is_empty() => {
-            m.validate()?;
-            Ok(Some(m))
-        }
-        _ => Ok(None),
-    }
-}
-
 pub(super) fn cycle_error(source: RecordId, target: RecordId, kind: EdgeKind) -> Error {
     Error::DependencyCycle { source_id: source, target_id: target, kind: kind.as_str() }
-}
-
-fn merge_meta(slot: &mut Option<Box<EdgeMeta>>, update: Option<EdgeMeta>) {
-    let Some(update) = update else { return };
-    match slot {
-        Some(m) => m.overwrite_with(update),
-        None => *slot = Some(Box::new(update)),
-    }
 }
 
 fn full(what: &'static str) -> Error {
@@ -1056,6 +1371,129 @@ mod tests {
         assert_eq!(g.associated(a, &[EdgeKind::Associates]), vec![(c, 0.25)]);
         assert_eq!(g.find_edge(b, c, None, None).unwrap().weight, 0.01);
         assert_eq!(g.out_degree(a, Some(EdgeKind::Associates)), 1);
+    }
+
+    /// A random graph with every kind, labels, metadata and holes in the node indices.
+    fn random_graph(n: u64, seed: u64) -> (Graph, Vec<RecordId>) {
+        let mut rng = crate::id::SplitMix64::new(seed);
+        let ids: Vec<RecordId> = (0..n).map(|i| RecordId::from_u128(u128::from(i) + 1)).collect();
+        let mut g = Graph::new();
+        for _ in 0..n * 6 {
+            let (s, t) = (ids[rng.below(n) as usize], ids[rng.below(n) as usize]);
+            let kind = EdgeKind::ALL[rng.below(5) as usize];
+            let meta = match rng.below(4) {
+                0 => EdgeMetaRef::EMPTY,
+                1 => EdgeMetaRef::relation(["IS_A", "HAS_PART"][rng.below(2) as usize]),
+                2 => EdgeMetaRef::EMPTY.with_valence(rng.uniform() - 0.5),
+                _ => EdgeMetaRef::relation("IS_A").with_confidence(rng.uniform()),
+            };
+            let _ = g.add_edge_ref(s, t, kind, rng.uniform(), meta);
+        }
+        for &id in ids.iter().step_by(7) {
+            g.remove_node(id);
+            g.add_node(id).unwrap();
+        }
+        g.check_invariants();
+        (g, ids)
+    }
+
+    #[test]
+    fn remove_nodes_matches_removing_one_by_one_either_way() {
+        let (g, ids) = random_graph(300, 5);
+        let doomed: Vec<RecordId> = ids.iter().copied().filter(|id| id.as_u128() % 3 == 0).collect();
+        let mut one_by_one = g.clone();
+        let expected_edges: usize = doomed.iter().map(|&id| one_by_one.remove_node(id).unwrap()).sum();
+        for force in [Some(true), Some(false), None] {
+            let mut bulk = g.clone();
+            bulk.force_rebuild = force;
+            let mut request = doomed.clone();
+            request.extend([doomed[0], RecordId::from_u128(10_000)]); // a repeat and a stranger
+            assert_eq!(bulk.remove_nodes(&request), doomed.len());
+            bulk.check_invariants();
+            assert_eq!(bulk, one_by_one, "{force:?}");
+            assert_eq!(g.edge_count() - bulk.edge_count(), expected_edges);
+            let p = ActivationParams::new(0.9, 0.0, 4).unwrap();
+            let seeds = [ids[1], ids[2], ids[4]];
+            assert_eq!(bulk.spread(&seeds, &p), one_by_one.spread(&seeds, &p));
+            assert_eq!(bulk.spread_with_valence(&seeds, &p), one_by_one.spread_with_valence(&seeds, &p));
+            // The graph goes on working after a rebuild.
+            bulk.add_edge(ids[1], ids[2], EdgeKind::Causes, 0.5, None).unwrap();
+            assert_eq!(bulk.remove_nodes(&[]), 0);
+            bulk.check_invariants();
+        }
+    }
+
+    #[test]
+    fn carrier_runs_move_and_get_packed() {
+        let ids: Vec<RecordId> = (1..=64).map(RecordId::from_u128).collect();
+        let mut g = Graph::new();
+        // Round robin: every node's run fills up and moves to the end of the arena, again and
+        // again, leaving garbage behind.
+        for round in 1..=20 {
+            for (i, &s) in ids.iter().enumerate() {
+                let t = ids[(i + round) % ids.len()];
+                g.add_edge(s, t, EdgeKind::Associates, 1.0 / round as f64, None).unwrap();
+            }
+        }
+        g.check_invariants();
+        assert!(g.arena.len() <= g.arena_used + g.arena_used / 2 + COMPACT_SLACK);
+        for &id in ids.iter().step_by(2) {
+            g.remove_node(id);
+        }
+        g.check_invariants();
+        assert!(g.arena.len() <= g.arena_used + g.arena_used / 2 + COMPACT_SLACK);
+        assert_eq!(g.out_degree(ids[1], None), 10);
+    }
+
+    #[test]
+    fn labels_are_shared_and_unknown_labels_match_nothing() {
+        let [a, b, c] = ids();
+        let mut g = Graph::new();
+        for (s, t) in [(a, b), (b, c), (a, c), (c, a)] {
+            g.add_edge_ref(s, t, EdgeKind::Associates, 0.5, EdgeMetaRef::relation("IS_A")).unwrap();
+        }
+        assert_eq!(g.labels.get("IS_A").map(|l| g.labels.name(l)), Some("IS_A"));
+        assert!(g.labels.get("HAS_PART").is_none());
+        assert!(g.find_edge(a, b, None, Some("HAS_PART")).is_none());
+        assert!(!g.remove_edge(a, b, EdgeKind::Associates, Some("HAS_PART")));
+        assert!(!g.update_edge(a, b, EdgeKind::Associates, Some("HAS_PART"), Some(1.0), None).unwrap());
+        assert_eq!(g.edges().filter(|e| e.relation() == Some("IS_A")).count(), 4);
+        assert!(g.edges().all(|e| e.meta.cloned() == Some(EdgeMeta::relation("IS_A"))));
+    }
+
+    #[test]
+    fn decaying_one_carrier_kind_leaves_the_other() {
+        let [a, b, c] = ids();
+        let mut g = Graph::new();
+        g.add_edge(a, b, EdgeKind::Associates, 0.5, None).unwrap();
+        g.add_edge(a, c, EdgeKind::Causes, 0.5, None).unwrap();
+        g.add_edge(b, c, EdgeKind::Requires, 0.5, None).unwrap();
+        assert_eq!(g.decay_edges(0.5, &[EdgeKind::Causes, EdgeKind::Requires], 0.0, false).unwrap(), 0);
+        g.check_invariants();
+        let p = ActivationParams::new(1.0, 0.0, 1).unwrap();
+        assert_eq!(g.spread(&[a], &p).ranked(None), vec![(b, 0.5), (c, 0.25)]);
+        assert_eq!(g.find_edge(b, c, None, None).unwrap().weight, 0.25);
+        // With no CAUSES edge left, decaying ASSOCIATES touches every carrier.
+        assert!(g.remove_edge(a, c, EdgeKind::Causes, None));
+        g.decay_edges(0.5, &[EdgeKind::Associates], 0.0, false).unwrap();
+        g.check_invariants();
+        assert_eq!(g.spread(&[a], &p).ranked(None), vec![(b, 0.25)]);
+    }
+
+    #[test]
+    fn pruning_either_way_gives_the_same_graph() {
+        let (g, _) = random_graph(200, 9);
+        let mut results = Vec::new();
+        for force in [Some(true), Some(false)] {
+            let mut h = g.clone();
+            h.force_rebuild = force;
+            let pruned = h.decay_edges(0.5, &[EdgeKind::Associates, EdgeKind::Requires], 0.2, true).unwrap();
+            h.check_invariants();
+            assert!(pruned > 0);
+            results.push((pruned, h));
+        }
+        assert_eq!(results[0].0, results[1].0);
+        assert_eq!(results[0].1, results[1].1);
     }
 
     #[test]

@@ -276,6 +276,7 @@ enum Op {
     Bidirectional(u64, u64, EdgeKind, f64),
     RemoveEdge(u64, u64, EdgeKind, Option<u8>),
     Decay(f64, Vec<EdgeKind>, f64, bool),
+    RemoveNodes(Vec<u64>),
 }
 
 const RELATIONS: [&str; 3] = ["IS_A", "HAS_PART", "RELATED_TO"];
@@ -295,6 +296,7 @@ fn arb_op() -> impl Strategy<Value = Op> {
         1 => (prop::sample::select(vec![0.5, 0.25, 0.75]), prop::collection::vec(arb_kind(), 0..3),
               prop::sample::select(vec![0.0, 0.0625, 0.25]), any::<bool>())
             .prop_map(|(f, k, fl, p)| Op::Decay(f, k, fl, p)),
+        1 => prop::collection::vec(0u64..10, 0..5).prop_map(Op::RemoveNodes),
     ]
 }
 
@@ -395,10 +397,19 @@ fn apply(g: &mut Graph, model: &mut Model, op: &Op) {
             });
             assert_eq!(g.decay_edges(factor, kinds, floor, prune).unwrap(), pruned);
         }
+        Op::RemoveNodes(ref nodes) => {
+            let ids: Vec<RecordId> = nodes.iter().map(|&n| id(n)).collect();
+            let doomed: BTreeSet<RecordId> =
+                ids.iter().copied().filter(|n| model.nodes.contains(n)).collect();
+            model.nodes.retain(|n| !doomed.contains(n));
+            model.edges.retain(|&(s, t, _, _), _| !doomed.contains(&s) && !doomed.contains(&t));
+            assert_eq!(g.remove_nodes(&ids), doomed.len());
+        }
     }
 }
 
 fn check_against(g: &Graph, model: &Model) {
+    g.check_invariants();
     assert_eq!(g.node_count(), model.nodes.len());
     assert_eq!(g.edge_count(), model.edges.len());
     assert_eq!(g.nodes().collect::<BTreeSet<_>>(), model.nodes);
@@ -464,8 +475,12 @@ proptest! {
     }
 
     #[test]
-    fn operations_keep_the_graph_consistent_with_the_model(ops in prop::collection::vec(arb_op(), 1..60)) {
+    fn operations_keep_the_graph_consistent_with_the_model(
+        ops in prop::collection::vec(arb_op(), 1..60),
+        force_rebuild in prop::option::of(any::<bool>()),
+    ) {
         let mut g = Graph::new();
+        g.force_rebuild = force_rebuild;
         let mut model = Model::default();
         for op in &ops {
             apply(&mut g, &mut model, op);
