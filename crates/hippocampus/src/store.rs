@@ -393,15 +393,8 @@ impl Hippocampus {
             dead[s as usize] = true;
         }
         self.index.remove_many(doomed, &dead);
-        // Newest first: an edge joins the front of its endpoints' edge lists, so the edges of
-        // newer records sit nearer the front, and unlinking them first shortens the walks
-        // that unlink the older ones.
-        let mut by_age: Vec<Slot> = doomed.to_vec();
-        let order = self.slots.order();
-        by_age.sort_unstable_by_key(|&s| std::cmp::Reverse(order.key(s)));
-        for &s in &by_age {
-            self.graph.remove_node(self.slots.ids[s as usize]);
-        }
+        let doomed_ids: Vec<RecordId> = doomed.iter().map(|&s| self.slots.ids[s as usize]).collect();
+        self.graph.remove_nodes(&doomed_ids);
         let mut ids = Vec::with_capacity(doomed.len());
         for &s in doomed {
             let id = self.slots.ids[s as usize];
