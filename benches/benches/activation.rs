@@ -14,6 +14,11 @@
 //!   20,000 seeds on the 10^6 graph, whose first level alone exceeds 10^5 nodes (target:
 //!   parallel >= 1.5x faster on 2 cores).
 //!
+//! - `graph_upkeep/{remove_nodes,remove_node_each,decay_edges,encode,decode}/N`: on an
+//!   episodic-shaped graph (node `i` linked both ways to five random earlier nodes), removing
+//!   27% of the nodes in one call and one by one (newest first), decaying every edge, and the
+//!   snapshot codec both ways; removal and decay run on a fresh clone each time (not timed).
+//!
 //! Graph construction is not timed. The mean number of nodes activated per call and the
 //! size of the first frontier are printed to stderr once.
 //!
@@ -23,9 +28,9 @@ use std::collections::HashSet;
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use maxim_core::graph::{ActivationParams, CsrGraph, EdgeKind, Graph};
-use maxim_core::{RecordId, SplitMix64};
+use maxim_core::{RecordId, SplitMix64, codec};
 
 const SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
 const OUT_DEGREE: usize = 10;
@@ -130,5 +135,78 @@ fn large_frontier(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, one_seed, large_frontier);
+/// A graph grown as the episodic layer grows its associations: node `i` links both ways to
+/// `ASSOCIATIONS` random earlier nodes (weights in `[0.5, 1.0)`), about ten directed edges a
+/// node.
+fn build_episodic(n: usize) -> Graph {
+    let mut rng = SplitMix64::new(43);
+    let mut g = Graph::with_capacity(n, n * 2 * ASSOCIATIONS);
+    for i in 0..n {
+        g.add_node(id(i)).expect("room for the node");
+        for _ in 0..ASSOCIATIONS.min(i) {
+            let j = rng.below(i as u64) as usize;
+            let w = 0.5 + 0.5 * rng.uniform();
+            g.add_bidirectional(id(i), id(j), EdgeKind::Associates, w).expect("a valid edge");
+        }
+    }
+    g
+}
+
+const ASSOCIATIONS: usize = 5;
+
+/// Removing 27% of the nodes of an episodic graph (what a sleep over the workload removes),
+/// in one call and node by node, and decaying every edge; on a fresh clone each time (the
+/// clone is not timed).
+fn upkeep(c: &mut Criterion) {
+    let mut group = c.benchmark_group("graph_upkeep");
+    group.sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
+    for n in [10_000, 100_000] {
+        let g = build_episodic(n);
+        let mut rng = SplitMix64::new(44);
+        let doomed: Vec<RecordId> = (0..n).filter(|_| rng.below(100) < 27).map(id).collect();
+        eprintln!("episodic n = {n}: {} edges, removing {} nodes", g.edge_count(), doomed.len());
+        group.bench_function(BenchmarkId::new("remove_nodes", n), |b| {
+            b.iter_batched(
+                || g.clone(),
+                |mut h| {
+                    h.remove_nodes(&doomed);
+                    h
+                },
+                BatchSize::LargeInput,
+            );
+        });
+        group.bench_function(BenchmarkId::new("remove_node_each", n), |b| {
+            b.iter_batched(
+                || g.clone(),
+                |mut h| {
+                    for &d in doomed.iter().rev() {
+                        h.remove_node(d);
+                    }
+                    h
+                },
+                BatchSize::LargeInput,
+            );
+        });
+        group.bench_function(BenchmarkId::new("decay_edges", n), |b| {
+            b.iter_batched(
+                || g.clone(),
+                |mut h| {
+                    h.decay_edges(0.9, &[EdgeKind::Associates], 0.0, false).expect("valid decay");
+                    h
+                },
+                BatchSize::LargeInput,
+            );
+        });
+        let bytes = codec::encode("graph", &g).expect("encode");
+        group.bench_function(BenchmarkId::new("encode", n), |b| {
+            b.iter(|| codec::encode("graph", &g).expect("encode").len());
+        });
+        group.bench_function(BenchmarkId::new("decode", n), |b| {
+            b.iter(|| codec::decode::<Graph>("graph.snap", "graph", &bytes).expect("decode"));
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, one_seed, large_frontier, upkeep);
 criterion_main!(benches);
