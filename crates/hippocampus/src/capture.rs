@@ -124,7 +124,9 @@ impl Hippocampus {
     /// Captures a new episode made now (or at `episode.timestamp`) and returns its id.
     ///
     /// Errors (nothing changes): salience, novelty, fear level, confidence or trust NaN or
-    /// outside `[0, 1]`.
+    /// outside `[0, 1]`. Every check runs before the first change to the layer (the id
+    /// generator and the state store included); once they pass, nothing can fail.
+    /// Any timestamp is accepted, from `i64::MIN` to `i64::MAX` microseconds.
     pub fn capture(&mut self, episode: NewEpisode) -> Result<RecordId> {
         let now = self.clock.now();
         let source = episode.source.unwrap_or_else(|| self.config.default_source.clone());
@@ -149,6 +151,7 @@ impl Hippocampus {
             usage: None,
         };
         m.validate()?;
+        // Nothing below fails: the layer changes only from here on.
         m.meta.id = self.ids.next_id(now);
         if let Some(snapshot) = episode.state_snapshot {
             m.context.state_ref = Some(self.states.store(snapshot));
@@ -259,7 +262,8 @@ impl Hippocampus {
                     weight += if goal == other { 0.25 } else { 0.25 * jaccard(words, &goal_words(other)) };
                 }
             }
-            let dt = (ts - self.slots.ts[c as usize]).unsigned_abs() as f64 / 1e6;
+            // Any two timestamps are allowed, so their difference may not fit an i64.
+            let dt = ts.abs_diff(self.slots.ts[c as usize]) as f64 / 1e6;
             weight += 0.15 / (1.0 + dt / 3600.0);
             let weight = weight.min(1.0);
             let cid = self.slots.ids[c as usize];

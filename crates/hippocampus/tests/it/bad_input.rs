@@ -2,7 +2,7 @@
 
 use hippocampus::{EpisodicMemory, Error, HippocampusConfig, LoopStep, NewEpisode, StateRef};
 use maxim_core::value::{Map, Value};
-use maxim_core::{MemoryLayer, RecordId};
+use maxim_core::{MemoryLayer, RecordId, Timestamp};
 
 use crate::common::{T0, episode, layer};
 
@@ -137,4 +137,49 @@ fn unparsable_keys_and_refs_are_typed_errors() {
     assert!("colour:red".parse::<hippocampus::IndexKey>().is_err());
     assert!("success:maybe".parse::<hippocampus::IndexKey>().is_err());
     assert!("xyz".parse::<StateRef>().is_err());
+}
+
+#[test]
+fn extreme_timestamps_are_captured_linked_and_kept() {
+    let (_clock, mut h) = layer();
+    let mut first = episode(&["mug"], "", "", None);
+    first.timestamp = Some(Timestamp::from_micros(i64::MIN));
+    first.action.execution_start = Some(Timestamp::from_micros(i64::MIN));
+    first.action.execution_end = Some(Timestamp::from_micros(i64::MAX));
+    let mut last = episode(&["mug"], "", "", None);
+    last.timestamp = Some(Timestamp::from_micros(i64::MAX));
+    let a = h.capture(first).unwrap();
+    let b = h.capture(last).unwrap();
+    // 2^64 µs apart: the temporal term 0.15 / (1 + 5.1e9 h) vanishes, leaving 0.6 × 1.
+    let links = h.associated_ids(b);
+    assert_eq!(links.len(), 1);
+    assert_eq!(links[0].0, a);
+    assert!((links[0].1 - 0.6).abs() < 1e-9, "weight {}", links[0].1);
+    assert!(h.check_consistency().is_consistent());
+    let all = h.recall(
+        &hippocampus::RecallFilter::new()
+            .between(Some(Timestamp::from_micros(i64::MIN)), Some(Timestamp::from_micros(i64::MAX))),
+        10,
+    );
+    assert_eq!(all.iter().map(|e| e.id()).collect::<Vec<_>>(), [b, a]);
+    assert!(h.peek(a).unwrap().as_full().unwrap().duration_ms().is_finite());
+    let bytes = h.to_snapshot_bytes().unwrap();
+    let (_c, mut back) = layer();
+    back.load_from_bytes("extreme", &bytes).unwrap();
+    assert_eq!(back.to_snapshot_bytes().unwrap(), bytes);
+    assert_eq!(h.sleep().preserved, 2);
+}
+
+#[test]
+fn a_refused_capture_draws_no_id_and_stores_no_state() {
+    let (_c1, mut refused) = layer();
+    let (_c2, mut clean) = layer();
+    let mut bad = episode(&["mug"], "find mug", "look", None);
+    bad.state_snapshot = Some(Value::from("a state"));
+    bad.perception.salience = f64::NAN;
+    assert!(refused.capture(bad).is_err());
+    assert!(refused.is_empty() && refused.state_store().is_empty());
+    // The seeded id generator was not advanced: both layers draw the same next id.
+    let good = episode(&["mug"], "find mug", "look", None);
+    assert_eq!(refused.capture(good.clone()).unwrap(), clean.capture(good).unwrap());
 }
