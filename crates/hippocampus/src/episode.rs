@@ -52,6 +52,14 @@ pub fn empty_name() -> Name {
 pub const DEFAULT_SALIENCE: f64 = 0.5;
 /// The default active mode.
 pub const DEFAULT_MODE: &str = "observe";
+/// Most names (detected objects and people together, repeats counted) one episode may carry.
+///
+/// Each name is an index key, and association formation compares an episode's names with
+/// those of the episodes already held; the bound keeps the work of one capture small
+/// (`spec/maxim-reference.md` sets none; the original accepted any number). A capture with
+/// more is refused with [`maxim_core::Error::OutOfRange`] on the field
+/// `detected_objects + detected_people`.
+pub const MAX_NAMES: usize = 128;
 
 /// What the agent perceived.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -307,8 +315,17 @@ impl EpisodicMemory {
     }
 
     /// Checks every number the layer relies on: salience, novelty, fear level and confidence
-    /// in `[0, 1]`; a use pressure finite and not negative. Trust is checked by its type.
+    /// in `[0, 1]`; a use pressure finite and not negative; at most [`MAX_NAMES`] detected
+    /// objects and people together. Trust is checked by its type.
     pub fn validate(&self) -> maxim_core::Result<()> {
+        let names = self.perception.detected_objects.len() + self.perception.detected_people.len();
+        if names > MAX_NAMES {
+            return Err(maxim_core::Error::OutOfRange {
+                field: "detected_objects + detected_people",
+                value: names as f64,
+                expected: "at most 128 names",
+            });
+        }
         check_unit("salience", self.perception.salience)?;
         check_unit("novelty", self.perception.novelty)?;
         check_unit("fear_level", self.context.fear_level)?;

@@ -13,6 +13,17 @@
 //! and similarity recall find every episode sharing two or more objects with a new one from
 //! it, without merging the large single-object postings.
 //!
+//! The pair index costs one entry per pair of an episode's object and person keys, which
+//! grows with the square of their number; so only episodes with at most
+//! [`PAIR_KEYS_MAX`] (8) such keys enter it, at most 28 entries each. A *wide* episode, with
+//! more, is listed instead in a per-key list of wide episodes, one entry per key, and is
+//! found from those lists. A query with many keys (a wide episode's own capture, a broad
+//! `recall_similar`) costs as many pair lookups as it has pairs, so when the postings of its
+//! keys are shorter than that, it counts shared keys along the postings instead. Both ways
+//! give the same answer; the choice only bounds the work: linear in an episode's names at
+//! capture, and at most the smaller of the two costs per query. The number of names an
+//! episode may carry is bounded too ([`MAX_NAMES`](crate::episode::MAX_NAMES)).
+//!
 //! ```
 //! use hippocampus::IndexKey;
 //! let key: IndexKey = "goal:find mug".parse()?;
@@ -29,6 +40,11 @@ use std::str::FromStr;
 use maxim_core::RecordId;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
+
+/// Most object and person keys an episode may have and still enter the pair index (28
+/// pairs); a *wide* episode with more is found through per-key lists instead (see the
+/// [module docs](self)).
+pub const PAIR_KEYS_MAX: usize = 8;
 
 /// A slot: the dense position of a record inside the layer.
 pub(crate) type Slot = u32;
@@ -267,6 +283,9 @@ struct KeyEntry {
     kind: KeyKind,
     text: Box<str>,
     postings: Vec<Slot>,
+    /// The wide slots (more than [`PAIR_KEYS_MAX`] associative keys) holding this key, by
+    /// slot number; empty for the kinds that are not associative.
+    wide: Vec<Slot>,
     live: bool,
 }
 
@@ -358,13 +377,24 @@ impl ContextIndex {
             self.slot_keys.resize_with(si + 1, KeyList::default);
         }
         self.slot_keys[si] = KeyList::from_slice(ids);
-        let assoc: Vec<KeyId> = ids.iter().copied().filter(|&k| self.kind_of(k).is_associative()).collect();
-        for_each_pair(&assoc, |p| match self.pairs.entry(p) {
-            std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().push(slot),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(PairSlots::One(slot));
+        let keys = &mut self.keys;
+        if is_wide(keys, ids) {
+            for &k in ids {
+                let entry = &mut keys[k as usize];
+                if entry.kind.is_associative() {
+                    let pos = entry.wide.partition_point(|&s| s < slot);
+                    entry.wide.insert(pos, slot);
+                }
             }
-        });
+        } else {
+            let pairs = &mut self.pairs;
+            for_each_associative_pair(keys, ids, |p| match pairs.entry(p) {
+                std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().push(slot),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(PairSlots::One(slot));
+                }
+            });
+        }
         insert_sorted(&mut self.order, slot, order);
     }
 
@@ -376,7 +406,16 @@ impl ContextIndex {
         for &k in ids {
             remove_sorted(&mut self.keys[k as usize].postings, slot, order);
         }
-        self.remove_pairs(slot, ids);
+        if is_wide(&self.keys, ids) {
+            for &k in ids {
+                let wide = &mut self.keys[k as usize].wide;
+                if let Ok(pos) = wide.binary_search(&slot) {
+                    wide.remove(pos);
+                }
+            }
+        } else {
+            self.remove_pairs(slot, ids);
+        }
         for &k in ids {
             if self.keys[k as usize].postings.is_empty() {
                 self.delete_key(k);
@@ -394,13 +433,16 @@ impl ContextIndex {
             for &k in ids.as_slice() {
                 affected[k as usize] = true;
             }
-            self.remove_pairs(s, ids.as_slice());
+            if !is_wide(&self.keys, ids.as_slice()) {
+                self.remove_pairs(s, ids.as_slice());
+            }
         }
         for (k, hit) in affected.into_iter().enumerate() {
             if hit {
-                let postings = &mut self.keys[k].postings;
-                postings.retain(|&s| !dead[s as usize]);
-                if postings.is_empty() {
+                let entry = &mut self.keys[k];
+                entry.postings.retain(|&s| !dead[s as usize]);
+                entry.wide.retain(|&s| !dead[s as usize]);
+                if entry.postings.is_empty() {
                     self.delete_key(k as KeyId);
                 }
             }
@@ -412,10 +454,9 @@ impl ContextIndex {
     /// the number of keys it shares, the best `limit` of them by (shared keys, timestamp, id)
     /// descending. `accept` filters candidates.
     ///
-    /// Every slot sharing two or more keys is in the pair index, so the candidates sharing
-    /// one key are only needed when fewer than `limit` share more; they are then taken newest
-    /// first by merging the single-key postings from their ends, which stops as soon as
-    /// `limit` are found.
+    /// Takes the cheaper of two exact ways (see the [module docs](self)): counting shared
+    /// keys along the postings when they hold fewer entries than the query has pairs, else
+    /// [`similar_by_pairs`](Self::similar_by_pairs).
     pub(crate) fn similar(
         &self,
         query: &[KeyId],
@@ -426,6 +467,52 @@ impl ContextIndex {
         if query.is_empty() || limit == 0 {
             return Vec::new();
         }
+        let n = query.len();
+        let pair_cost =
+            n * (n - 1) / 2 + query.iter().map(|&k| self.keys[k as usize].wide.len()).sum::<usize>();
+        let count_cost: usize = query.iter().map(|&k| self.posting(k).len()).sum();
+        if count_cost < pair_cost {
+            self.similar_by_counting(query, limit, order, accept)
+        } else {
+            self.similar_by_pairs(query, limit, order, accept)
+        }
+    }
+
+    /// [`similar`](Self::similar) by counting, for every slot of the query keys' postings,
+    /// how many of them it holds.
+    fn similar_by_counting(
+        &self,
+        query: &[KeyId],
+        limit: usize,
+        order: SlotOrder<'_>,
+        accept: impl Fn(Slot) -> bool,
+    ) -> Vec<Scored> {
+        let mut counts: FxHashMap<Slot, u32> = FxHashMap::default();
+        for &k in query {
+            for &s in self.posting(k) {
+                *counts.entry(s).or_insert(0) += 1;
+            }
+        }
+        let mut best: Vec<Scored> = counts.into_iter().filter(|&(s, _)| accept(s)).collect();
+        best.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| order.key(b.0).cmp(&order.key(a.0))));
+        best.truncate(limit);
+        best
+    }
+
+    /// [`similar`](Self::similar) through the pair index and the wide lists.
+    ///
+    /// Every narrow slot sharing two or more keys is in the pair index under one of the
+    /// query's pairs, and every wide one is in the wide lists of the keys it shares, so the
+    /// candidates sharing one key are only needed when fewer than `limit` share more; they
+    /// are then taken newest first by merging the single-key postings from their ends, which
+    /// stops as soon as `limit` are found.
+    fn similar_by_pairs(
+        &self,
+        query: &[KeyId],
+        limit: usize,
+        order: SlotOrder<'_>,
+        accept: impl Fn(Slot) -> bool,
+    ) -> Vec<Scored> {
         let shared = |s: Slot| self.keys_of(s).iter().filter(|k| query.contains(k)).count() as u32;
         let mut high: Vec<Slot> = Vec::new();
         for_each_pair(query, |p| {
@@ -433,6 +520,19 @@ impl ContextIndex {
                 high.extend(slots.as_slice().iter().copied().filter(|&s| accept(s)));
             }
         });
+        let mut wide: Vec<Slot> = Vec::new();
+        for &k in query {
+            wide.extend_from_slice(&self.keys[k as usize].wide);
+        }
+        if !wide.is_empty() {
+            // A wide slot appears once per query key it holds.
+            wide.sort_unstable();
+            for run in wide.chunk_by(|a, b| a == b) {
+                if run.len() >= 2 && accept(run[0]) {
+                    high.push(run[0]);
+                }
+            }
+        }
         high.sort_unstable();
         high.dedup();
         let mut best: Vec<Scored> = high.into_iter().map(|s| (s, shared(s))).collect();
@@ -513,15 +613,34 @@ impl ContextIndex {
                 .copied()
                 .filter(|&k| self.keys.get(k as usize).is_some_and(|e| e.kind.is_associative()))
                 .collect();
-            for_each_pair(&assoc, |p| {
-                if !self.pairs.get(&p).is_some_and(|v| v.as_slice().contains(&(s as Slot))) {
-                    audit.missing_entries += 1;
+            if assoc.len() > PAIR_KEYS_MAX {
+                for &k in &assoc {
+                    if self.keys[k as usize].wide.binary_search(&(s as Slot)).is_err() {
+                        audit.missing_entries += 1;
+                    }
                 }
-            });
+            } else {
+                for_each_pair(&assoc, |p| {
+                    if !self.pairs.get(&p).is_some_and(|v| v.as_slice().contains(&(s as Slot))) {
+                        audit.missing_entries += 1;
+                    }
+                });
+            }
         }
+        let slot_is_wide = |s: Slot| self.slot_keys.get(s as usize).is_some_and(|l| self.is_wide_slot(l));
         for (&(a, b), slots) in &self.pairs {
             for &s in slots.as_slice() {
-                if !is_live(s) || !self.has_key(s, a) || !self.has_key(s, b) {
+                if !is_live(s) || !self.has_key(s, a) || !self.has_key(s, b) || slot_is_wide(s) {
+                    audit.orphan_entries += 1;
+                }
+            }
+        }
+        for (k, entry) in self.keys.iter().enumerate() {
+            if entry.wide.windows(2).any(|w| w[0] >= w[1]) {
+                audit.unsorted_postings += 1;
+            }
+            for &s in &entry.wide {
+                if !entry.live || !is_live(s) || !self.has_key(s, k as KeyId) || !slot_is_wide(s) {
                     audit.orphan_entries += 1;
                 }
             }
@@ -536,6 +655,15 @@ impl ContextIndex {
         audit
     }
 
+    /// Whether the key list `l` makes its slot wide (with keys that may be damaged).
+    fn is_wide_slot(&self, l: &KeyList) -> bool {
+        l.as_slice()
+            .iter()
+            .filter(|&&k| self.keys.get(k as usize).is_some_and(|e| e.kind.is_associative()))
+            .count()
+            > PAIR_KEYS_MAX
+    }
+
     #[cfg(test)]
     pub(crate) fn corrupt_for_test(&mut self, k: KeyId) {
         self.keys[k as usize].postings.push(u32::MAX - 1);
@@ -545,7 +673,7 @@ impl ContextIndex {
         if let Some(&k) = self.by_text[kind.slot()].get(text) {
             return k;
         }
-        let entry = KeyEntry { kind, text: text.into(), postings: Vec::new(), live: true };
+        let entry = KeyEntry { kind, text: text.into(), postings: Vec::new(), wide: Vec::new(), live: true };
         let k = if let Some(k) = self.free_keys.pop() {
             self.keys[k as usize] = entry;
             k
@@ -570,21 +698,19 @@ impl ContextIndex {
         }
         entry.live = false;
         entry.postings = Vec::new();
+        entry.wide = Vec::new();
         let text = std::mem::take(&mut entry.text);
         self.by_text[entry.kind.slot()].remove(&text);
         self.free_keys.push(k);
         self.n_live -= 1;
     }
 
+    /// Removes narrow `slot`, which holds `ids`, from the pair index.
     fn remove_pairs(&mut self, slot: Slot, ids: &[KeyId]) {
-        let assoc: Vec<KeyId> = ids
-            .iter()
-            .copied()
-            .filter(|&k| self.keys.get(k as usize).is_some_and(|e| e.kind.is_associative()))
-            .collect();
-        for_each_pair(&assoc, |p| {
-            if self.pairs.get_mut(&p).is_some_and(|v| v.remove(slot)) {
-                self.pairs.remove(&p);
+        let pairs = &mut self.pairs;
+        for_each_associative_pair(&self.keys, ids, |p| {
+            if pairs.get_mut(&p).is_some_and(|v| v.remove(slot)) {
+                pairs.remove(&p);
             }
         });
     }
@@ -640,6 +766,27 @@ pub(crate) struct IndexAudit {
     pub(crate) orphan_entries: usize,
     pub(crate) missing_entries: usize,
     pub(crate) unsorted_postings: usize,
+}
+
+/// Whether a slot holding `ids` is wide: more than [`PAIR_KEYS_MAX`] associative keys.
+fn is_wide(keys: &[KeyEntry], ids: &[KeyId]) -> bool {
+    ids.len() > PAIR_KEYS_MAX
+        && ids.iter().filter(|&&k| keys[k as usize].kind.is_associative()).count() > PAIR_KEYS_MAX
+}
+
+/// Calls `f` with every unordered pair of the associative keys among `ids`, smaller id first.
+fn for_each_associative_pair(keys: &[KeyEntry], ids: &[KeyId], mut f: impl FnMut((KeyId, KeyId))) {
+    let assoc = |k: KeyId| keys[k as usize].kind.is_associative();
+    for (i, &a) in ids.iter().enumerate() {
+        if !assoc(a) {
+            continue;
+        }
+        for &b in &ids[i + 1..] {
+            if a != b && assoc(b) {
+                f((a.min(b), a.max(b)));
+            }
+        }
+    }
 }
 
 /// Calls `f` with every unordered pair of `ids`, smaller id first.
@@ -787,6 +934,89 @@ mod tests {
             let other = g.lookup(kind, text).unwrap();
             assert_eq!(f.index.posting(k), g.posting(other));
         }
+    }
+
+    /// The naive answer of `similar`: every live slot sharing a key, by (shared, ts, id).
+    fn naive_similar(f: &Fixture, query: &[KeyId], limit: usize) -> Vec<Scored> {
+        let mut all: Vec<Scored> = (0..f.ts.len() as Slot)
+            .filter(|&s| f.live[s as usize])
+            .map(|s| (s, f.index.keys_of(s).iter().filter(|k| query.contains(k)).count() as u32))
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        all.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| f.order().key(b.0).cmp(&f.order().key(a.0))));
+        all.truncate(limit);
+        all
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 128, ..Default::default() })]
+
+        /// Narrow and wide slots, single and batch removals: both ways of `similar` agree with
+        /// the naive answer and the audit finds nothing.
+        #[test]
+        fn similar_agrees_with_a_naive_model_for_narrow_and_wide_slots(
+            slots in proptest::collection::vec((proptest::collection::vec(0usize..14, 0..13), 0i64..6), 1..40),
+            doomed in proptest::collection::vec(0usize..40, 0..12),
+            batch in proptest::bool::ANY,
+            query in proptest::collection::vec(0usize..14, 1..13),
+            limit in 1usize..8,
+        ) {
+            let names: Vec<String> = (0..14).map(|i| format!("o{i}")).collect();
+            let mut f = Fixture::new();
+            for (objects, ts) in &slots {
+                let mut keys: Vec<(KeyKind, &str)> = vec![(KeyKind::Goal, "g")];
+                keys.extend(objects.iter().map(|&o| (O, names[o].as_str())));
+                f.add(*ts, &keys);
+            }
+            let mut doomed: Vec<Slot> = doomed.into_iter().filter(|&d| d < slots.len()).map(|d| d as Slot).collect();
+            doomed.sort_unstable();
+            doomed.dedup();
+            let mut dead = vec![false; slots.len()];
+            for &d in &doomed {
+                dead[d as usize] = true;
+            }
+            if batch {
+                f.index.remove_many(&doomed, &dead);
+            } else {
+                let order = SlotOrder { ts: &f.ts, ids: &f.ids };
+                for &d in &doomed {
+                    f.index.remove(d, order);
+                }
+            }
+            for &d in &doomed {
+                f.live[d as usize] = false;
+            }
+            proptest::prop_assert_eq!(f.index.audit(&f.live, f.order()), IndexAudit::default());
+            let mut q: Vec<KeyId> = query.iter().filter_map(|&o| f.index.lookup(O, &names[o])).collect();
+            q.sort_unstable();
+            q.dedup();
+            if !q.is_empty() {
+                let expected = naive_similar(&f, &q, limit);
+                proptest::prop_assert_eq!(&f.index.similar_by_pairs(&q, limit, f.order(), |_| true), &expected);
+                proptest::prop_assert_eq!(&f.index.similar_by_counting(&q, limit, f.order(), |_| true), &expected);
+                proptest::prop_assert_eq!(&f.index.similar(&q, limit, f.order(), |_| true), &expected);
+            }
+        }
+    }
+
+    #[test]
+    fn wide_slots_stay_out_of_the_pair_index() {
+        let names: Vec<String> = (0..200).map(|i| format!("o{i}")).collect();
+        let mut f = Fixture::new();
+        let many: Vec<(KeyKind, &str)> = names.iter().map(|n| (O, n.as_str())).collect();
+        let a = f.add(1, &many);
+        let b = f.add(2, &many);
+        let narrow = f.add(3, &many[..PAIR_KEYS_MAX]);
+        // Only the narrow slot has pairs: 8 · 7 / 2, not 2 · 200 · 199 / 2.
+        assert_eq!(f.index.pairs.len(), PAIR_KEYS_MAX * (PAIR_KEYS_MAX - 1) / 2);
+        let q: Vec<KeyId> = (0..200).map(|i| f.index.lookup(O, &names[i]).unwrap()).collect();
+        assert_eq!(f.index.similar(&q, 5, f.order(), |s| s != b), vec![(a, 200), (narrow, 8)]);
+        assert_eq!(f.index.similar(&q[..2], 5, f.order(), |_| true), vec![(narrow, 2), (b, 2), (a, 2)]);
+        assert_eq!(f.index.audit(&f.live, f.order()), IndexAudit::default());
+        f.index.remove(a, SlotOrder { ts: &f.ts, ids: &f.ids });
+        f.live[a as usize] = false;
+        assert_eq!(f.index.audit(&f.live, f.order()), IndexAudit::default());
+        assert!(f.index.keys.iter().all(|e| !e.wide.contains(&a)));
     }
 
     #[test]

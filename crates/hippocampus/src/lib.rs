@@ -87,12 +87,12 @@ pub mod strategy;
 pub use capture::{LoopStep, NewEpisode};
 pub use config::{HippocampusConfig, StrategyKind};
 pub use episode::{
-    Action, CompressedMemory, Decision, Episode, EpisodeContext, EpisodeSummary, EpisodicMemory, Name,
-    Outcome, Perception, UsePressure, empty_name,
+    Action, CompressedMemory, Decision, Episode, EpisodeContext, EpisodeSummary, EpisodicMemory, MAX_NAMES,
+    Name, Outcome, Perception, UsePressure, empty_name,
 };
 pub use error::{Error, Result};
 pub use hash::StateRef;
-pub use index::{IndexKey, IndexedKeys, KeyKind};
+pub use index::{IndexKey, IndexedKeys, KeyKind, PAIR_KEYS_MAX};
 pub use maxim_core;
 pub use persist::{LoadOutcome, SNAPSHOT_KIND};
 pub use retrieval::RecallFilter;

@@ -1,6 +1,6 @@
 //! Bad input: typed errors, no panics, nothing changed.
 
-use hippocampus::{EpisodicMemory, Error, HippocampusConfig, LoopStep, NewEpisode, StateRef};
+use hippocampus::{EpisodicMemory, Error, HippocampusConfig, LoopStep, MAX_NAMES, NewEpisode, StateRef};
 use maxim_core::value::{Map, Value};
 use maxim_core::{MemoryLayer, RecordId, Timestamp};
 
@@ -182,4 +182,40 @@ fn a_refused_capture_draws_no_id_and_stores_no_state() {
     // The seeded id generator was not advanced: both layers draw the same next id.
     let good = episode(&["mug"], "find mug", "look", None);
     assert_eq!(refused.capture(good.clone()).unwrap(), clean.capture(good).unwrap());
+}
+
+#[test]
+fn an_episode_carries_at_most_max_names_objects_and_people() {
+    let (_clock, mut h) = layer();
+    let names: Vec<hippocampus::Name> = (0..=MAX_NAMES).map(|i| format!("o{i}").into()).collect();
+    let mut e = NewEpisode::default();
+    e.perception.detected_objects = names[..100].to_vec();
+    e.perception.detected_people = names[100..].to_vec();
+    let before = h.to_snapshot_bytes().unwrap();
+    for err in [h.capture(e.clone()).unwrap_err(), {
+        let mut m = EpisodicMemory::new(RecordId::from_u128(5), T0);
+        m.perception = e.perception.clone();
+        h.capture_record(m).unwrap_err()
+    }] {
+        assert!(
+            matches!(
+                err,
+                Error::Core(maxim_core::Error::OutOfRange {
+                    field: "detected_objects + detected_people",
+                    ..
+                })
+            ),
+            "{err}"
+        );
+    }
+    assert_eq!(h.to_snapshot_bytes().unwrap(), before);
+    // At the limit, captures are indexed and associated as any other.
+    e.perception.detected_people.pop();
+    let a = h.capture(e.clone()).unwrap();
+    let b = h.capture(e).unwrap();
+    assert_eq!(h.associated_ids(b), vec![(a, 0.6 + 0.15)]);
+    assert_eq!(h.memories_by_index(&"person:o127".parse().unwrap()), vec![b, a]);
+    assert!(h.check_consistency().is_consistent());
+    h.remove(a).unwrap();
+    assert!(h.check_consistency().is_consistent());
 }
