@@ -11,7 +11,9 @@
 //! **Name keys** ([`name_key`], [`name_similarity`]) give a concept name its canonical form so
 //! that the semantic layer can deduplicate "Coffee Mugs", "coffee_mug" and "coffee-mug". A
 //! key keeps every word (no stop words, no length filter) and every number, because "room 1"
-//! and "room 2" are different things.
+//! and "room 2" are different things. It folds plurals only ([`singular`]): a name is a noun
+//! phrase, and the token lemmatiser's verb rules would make "news" "new", "shed" "she" and
+//! "used" "us".
 //!
 //! ```
 //! use maxim_core::text::{lemmatize, name_key, name_similarity, normalize_tokens};
@@ -19,6 +21,7 @@
 //! assert_eq!(normalize_tokens("Grasping the mugs, then running!"), ["grasp", "mug", "then", "run"]);
 //! assert_eq!(lemmatize("batteries"), "battery");
 //! assert_eq!(name_key("Coffee Mugs"), "coffee mug");
+//! assert_eq!(name_key("news"), "news");
 //! assert_eq!(name_key("concept_00001"), "concept 00001");
 //! assert!(name_similarity(&name_key("coffe mug"), &name_key("coffee mug")) >= 0.8);
 //! assert_eq!(name_similarity("room 1", "room 2"), 0.0);
@@ -198,18 +201,21 @@ pub fn lemmatize(word: &str) -> Cow<'_, str> {
 /// The canonical key of a concept name, for deduplication.
 ///
 /// Lowercase; split on whitespace, underscores, hyphens and dots; strip the punctuation
-/// around each piece; [`lemmatize`] the pieces made only of letters; keep numbers and
-/// identifiers ("00001", "v2", "o'neil") verbatim; join with one space. Nothing is dropped
-/// for being short or a stop word. A name with no letters or digits has the empty key.
-/// Keys are fixed points: `name_key(&name_key(x)) == name_key(x)`.
+/// around each piece; fold the plural of each piece made only of letters to its
+/// [`singular`]; keep numbers and identifiers ("00001", "v2", "o'neil") verbatim; join with
+/// one space. Nothing is dropped for being short or a stop word, and verb endings are left
+/// alone ("shed", "used", "packed", "running" stay as they are). A name with no letters or
+/// digits has the empty key. Keys are fixed points: `name_key(&name_key(x)) == name_key(x)`.
 ///
 /// ```
 /// use maxim_core::text::name_key;
 /// for name in ["Coffee Mugs", "coffee_mug", "coffee mug", "coffee-mug", "  Coffee.Mug! "] {
 ///     assert_eq!(name_key(name), "coffee mug");
 /// }
+/// assert_eq!(name_key("Wine Glasses"), "wine glass");
 /// assert_eq!(name_key("room 1"), "room 1");
 /// assert_eq!(name_key("the door"), "the door");
+/// assert_eq!(name_key("Fred's shed"), "fred's shed");
 /// assert_eq!(name_key("?!"), "");
 /// ```
 pub fn name_key(name: &str) -> String {
@@ -225,7 +231,7 @@ pub fn name_key(name: &str) -> String {
 /// use maxim_core::text::name_key_into;
 /// let mut key = String::new();
 /// name_key_into("Batteries_Packed", &mut key);
-/// assert_eq!(key, "battery pack");
+/// assert_eq!(key, "battery packed");
 /// name_key_into("Room-2", &mut key);
 /// assert_eq!(key, "room 2");
 /// ```
@@ -249,18 +255,132 @@ pub fn name_key_into(name: &str, out: &mut String) {
             continue;
         }
         if out[start..].chars().all(char::is_alphabetic) {
-            while let Some(step) = lemma_step(&out[start..]) {
-                match step {
-                    Step::Truncate(n) => out.truncate(start + n),
-                    Step::ReplaceWithY(n) => {
-                        out.truncate(start + n);
-                        out.push('y');
-                    }
+            // One step: a singular never ends in a plural's "s" (see `singular_step`).
+            match singular_step(&out[start..]) {
+                Some(Step::Truncate(n)) => out.truncate(start + n),
+                Some(Step::ReplaceWithY(n)) => {
+                    out.truncate(start + n);
+                    out.push('y');
                 }
+                None => {}
             }
         }
     }
 }
+
+/// The singular of the lowercase noun `word`, as [`name_key`] folds it: plurals only, never
+/// verb endings.
+///
+/// - Words of at most three characters, words ending in "-ss", "-us" or "-is", and the
+///   words that end in "s" without being a plural of something else ("news", "means",
+///   "series", "species", "physics", "odds", ...; see [`SINGULAR_S_WORDS`]) stay as they are.
+/// - "-ies" (more than four characters) becomes "-y" ("batteries" → "battery"), except for
+///   the plurals of nouns in "-ie" ("movies" → "movie", [`IE_PLURALS`]).
+/// - "-sses", "-xes", "-zzes", "-shes" and "-ches" lose "-es" ("glasses" → "glass",
+///   "boxes" → "box", "watches" → "watch"), except for the plurals of nouns in "-che"
+///   ("caches" → "cache", [`CHE_PLURALS`]).
+/// - Any other final "s" is dropped ("mugs" → "mug", "shoes" → "shoe").
+///
+/// Lengths count characters; the rules look at ASCII suffixes only, so a word in another
+/// script comes back as it is. One application is enough: no singular ends in a plural's
+/// "s", so `singular(singular(w)) == singular(w)`. The result borrows `word` unless a "y" was
+/// added.
+///
+/// ```
+/// use maxim_core::text::singular;
+/// assert_eq!(singular("mugs"), "mug");
+/// assert_eq!(singular("batteries"), "battery");
+/// assert_eq!(singular("boxes"), "box");
+/// assert_eq!(singular("movies"), "movie");
+/// for kept in ["news", "glass", "status", "analysis", "bus", "shed", "used", "running"] {
+///     assert_eq!(singular(kept), kept);
+/// }
+/// ```
+pub fn singular(word: &str) -> Cow<'_, str> {
+    match singular_step(word) {
+        None => Cow::Borrowed(word),
+        Some(Step::Truncate(n)) => Cow::Borrowed(&word[..n]),
+        Some(Step::ReplaceWithY(n)) => Cow::Owned(format!("{}y", &word[..n])),
+    }
+}
+
+/// Words ending in "s" that [`singular`] leaves alone: singular nouns (or nouns used in the
+/// plural only) whose "s" is not a plural's, most of which would otherwise become another
+/// word ("news" → "new", "means" → "mean", "odds" → "odd", "goods" → "good").
+pub const SINGULAR_S_WORDS: [&str; 32] = [
+    "alias",
+    "always",
+    "athletics",
+    "atlas",
+    "bias",
+    "canvas",
+    "chaos",
+    "cosmos",
+    "customs",
+    "economics",
+    "electronics",
+    "ethics",
+    "ethos",
+    "gallows",
+    "goods",
+    "jeans",
+    "kudos",
+    "lens",
+    "mathematics",
+    "means",
+    "news",
+    "odds",
+    "pants",
+    "pathos",
+    "perhaps",
+    "physics",
+    "politics",
+    "premises",
+    "scissors",
+    "series",
+    "species",
+    "thanks",
+];
+
+/// Plurals in "-ies" of nouns in "-ie", which [`singular`] folds by dropping the "s" only.
+pub const IE_PLURALS: [&str; 20] = [
+    "aunties",
+    "birdies",
+    "brownies",
+    "budgies",
+    "calories",
+    "cookies",
+    "freebies",
+    "genies",
+    "goalies",
+    "hippies",
+    "hoodies",
+    "movies",
+    "pixies",
+    "prairies",
+    "rookies",
+    "selfies",
+    "smoothies",
+    "sweeties",
+    "veggies",
+    "zombies",
+];
+
+/// Plurals in "-ches" of nouns in "-che", which [`singular`] folds by dropping the "s" only.
+pub const CHE_PLURALS: [&str; 12] = [
+    "aches",
+    "avalanches",
+    "caches",
+    "cliches",
+    "headaches",
+    "moustaches",
+    "mustaches",
+    "niches",
+    "psyches",
+    "quiches",
+    "stomachaches",
+    "toothaches",
+];
 
 /// How alike two [`name_key`]s are, in `[0, 1]`.
 ///
@@ -399,6 +519,27 @@ fn lemma_step(word: &str) -> Option<Step> {
         [.., b'i', b'e', b's'] if n_chars > 4 => Some(Step::ReplaceWithY(len - 3)),
         [.., x, b's'] if *x != b's' && n_chars > 3 => Some(Step::Truncate(len - 1)),
         _ => None,
+    }
+}
+
+/// One step of [`singular`], or `None` when the word stays as it is.
+fn singular_step(word: &str) -> Option<Step> {
+    let bytes = word.as_bytes();
+    if bytes.last() != Some(&b's') || char_len(word) <= 3 {
+        return None;
+    }
+    let len = bytes.len();
+    match bytes {
+        [.., b's', b's'] | [.., b'u', b's'] | [.., b'i', b's'] => None,
+        _ if SINGULAR_S_WORDS.contains(&word) => None,
+        [.., b'i', b'e', b's'] if char_len(word) > 4 && !IE_PLURALS.contains(&word) => {
+            Some(Step::ReplaceWithY(len - 3))
+        }
+        [.., b's', b's', b'e', b's'] | [.., b'x', b'e', b's'] | [.., b'z', b'z', b'e', b's'] => {
+            Some(Step::Truncate(len - 2))
+        }
+        [.., b's' | b'c', b'h', b'e', b's'] if !CHE_PLURALS.contains(&word) => Some(Step::Truncate(len - 2)),
+        _ => Some(Step::Truncate(len - 1)),
     }
 }
 
@@ -679,6 +820,59 @@ mod tests {
         let mut key = String::from("stale contents");
         name_key_into("Mugs", &mut key);
         assert_eq!(key, "mug");
+    }
+
+    #[test]
+    fn name_keys_fold_plurals_only() {
+        // The token lemmatiser's verb rules over-fold names: each pair was one key.
+        for (a, b) in [("news", "new"), ("shed", "she"), ("used", "US"), ("Fred", "fre"), ("means", "mean")] {
+            assert_ne!(name_key(a), name_key(b), "{a} / {b}");
+        }
+        let kept = [
+            "news", "shed", "used", "fred", "packed", "running", "sing", "glass", "status", "analysis",
+            "bus", "gas", "its", "series", "species", "odds", "lens",
+        ];
+        for word in kept {
+            assert_eq!(name_key(word), word);
+        }
+        let folded = [
+            ("mugs", "mug"),
+            ("batteries", "battery"),
+            ("ties", "tie"),
+            ("movies", "movie"),
+            ("glasses", "glass"),
+            ("boxes", "box"),
+            ("buzzes", "buzz"),
+            ("dishes", "dish"),
+            ("watches", "watch"),
+            ("caches", "cache"),
+            ("shoes", "shoe"),
+            ("houses", "house"),
+            ("façades", "façade"),
+            ("cats", "cat"),
+        ];
+        for (plural, one) in folded {
+            assert_eq!(name_key(plural), one, "{plural}");
+            assert_eq!(name_key(one), one, "{one} is a fixed point");
+        }
+        assert_eq!(name_key("Running Shoes"), "running shoe");
+        assert_eq!(name_key("used cars"), "used car");
+        // The goal tokens keep the lemmatiser.
+        assert_eq!(toks("packed mugs running"), ["pack", "mug", "run"]);
+    }
+
+    #[test]
+    fn exception_lists_are_sorted_plurals_that_fold_to_themselves_or_lose_an_s() {
+        for list in [&SINGULAR_S_WORDS[..], &IE_PLURALS[..], &CHE_PLURALS[..]] {
+            assert!(list.windows(2).all(|w| w[0] < w[1]), "{list:?}");
+            assert!(list.iter().all(|w| w.ends_with('s') && w.len() > 3));
+        }
+        for w in SINGULAR_S_WORDS {
+            assert_eq!(singular(w), w);
+        }
+        for w in IE_PLURALS.into_iter().chain(CHE_PLURALS) {
+            assert_eq!(singular(w), &w[..w.len() - 1]);
+        }
     }
 
     #[test]
