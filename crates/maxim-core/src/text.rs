@@ -382,6 +382,100 @@ pub const CHE_PLURALS: [&str; 12] = [
     "toothaches",
 ];
 
+/// Whether `word`, a word of a [`name_key`], is an identifier: a word that tells one thing
+/// from another of the same name rather than describing it, so that names differing in one
+/// are different concepts whatever else they share. `last` says whether it is the key's last
+/// word.
+///
+/// Identifiers are:
+///
+/// - words holding a digit ("1", "00042", "v2", "r2d2");
+/// - single letters ("b", "x", "β"), except "a" and "i" before the last word, where they are
+///   read as the article and the pronoun ("a cup", "i beam"); a single letter that ends a name
+///   is almost always an identifier ("conference room a", "vitamin a", "world war i");
+/// - roman numerals from 2 to 39 ("ii", "iv", "xxxix"; lowercase, as keys are) — "i", "v" and
+///   "x" are single letters already;
+/// - the names of the Greek letters ("alpha", "beta", ..., "omega"; see [`GREEK_LETTERS`]);
+/// - the number words from "zero" to "twenty" ([`NUMBER_WORDS`]).
+///
+/// Codes made of several letters and no digit ("abc") are ordinary words: keys are lowercase,
+/// so "ABC" and "abc" cannot be told apart.
+///
+/// ```
+/// use maxim_core::text::is_identifier;
+/// for word in ["2", "v2", "b", "ii", "xiv", "alpha", "seven"] {
+///     assert!(is_identifier(word, false), "{word}");
+/// }
+/// assert!(is_identifier("a", true) && !is_identifier("a", false));
+/// for word in ["room", "mix", "civil", "alphabet", "xl"] {
+///     assert!(!is_identifier(word, true), "{word}");
+/// }
+/// ```
+pub fn is_identifier(word: &str, last: bool) -> bool {
+    let mut chars = word.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    if chars.next().is_none() {
+        return first.is_numeric() || (first.is_lowercase() && (last || !matches!(first, 'a' | 'i')));
+    }
+    has_numeric(word)
+        || is_roman_numeral(word)
+        || GREEK_LETTERS.contains(&word)
+        || NUMBER_WORDS.contains(&word)
+}
+
+/// The [identifier words](is_identifier) of the [`name_key`] `key`, in order (a repeated one
+/// each time it occurs).
+///
+/// ```
+/// use maxim_core::text::{identifier_words, name_key};
+/// let key = name_key("Sensor Alpha B-2 of a room");
+/// assert_eq!(identifier_words(&key).collect::<Vec<_>>(), ["alpha", "b", "2"]);
+/// ```
+pub fn identifier_words(key: &str) -> impl Iterator<Item = &str> {
+    let mut words = key_words(key).peekable();
+    std::iter::from_fn(move || {
+        loop {
+            let word = words.next()?;
+            if is_identifier(word, words.peek().is_none()) {
+                return Some(word);
+            }
+        }
+    })
+}
+
+/// The names of the Greek letters, which [`is_identifier`] treats as identifiers.
+pub const GREEK_LETTERS: [&str; 24] = [
+    "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
+    "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega",
+];
+
+/// The number words, which [`is_identifier`] treats as identifiers.
+pub const NUMBER_WORDS: [&str; 21] = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+];
+
 /// How alike two [`name_key`]s are, in `[0, 1]`.
 ///
 /// The measure is the Sørensen–Dice coefficient over the multisets of character bigrams of
@@ -391,8 +485,9 @@ pub const CHE_PLURALS: [&str; 12] = [
 /// plurals are gone already in the keys. Two rules come first:
 ///
 /// - equal keys, or keys with the same words, score exactly 1.0;
-/// - keys whose numeric words (words with a digit) differ as sets score 0.0, because
-///   "concept 00001" and "concept 00002", or "room" and "room 1", name different things.
+/// - keys whose [identifier words](is_identifier) differ as sets score 0.0, because
+///   "concept 00001" and "concept 00002", "room" and "room 1", "conference room a" and
+///   "conference room b", or "phase ii" and "phase iii" name different things.
 ///
 /// Words are what [`name_key`] separates with spaces (other whitespace counts as part of a
 /// word). The measure is symmetric and allocates nothing for keys of up to 64 bigrams.
@@ -404,12 +499,13 @@ pub const CHE_PLURALS: [&str; 12] = [
 /// assert!(name_similarity(&key("coffe mug"), &key("coffee mug")) >= 0.8);
 /// assert!(name_similarity(&key("coffee mug"), &key("tea cup")) < 0.5);
 /// assert_eq!(name_similarity(&key("concept_00001"), &key("concept_00002")), 0.0);
+/// assert_eq!(name_similarity(&key("kitchen cabinet A"), &key("kitchen cabinet B")), 0.0);
 /// ```
 pub fn name_similarity(a_key: &str, b_key: &str) -> f64 {
     if a_key == b_key {
         return 1.0;
     }
-    if !numeric_words_match(a_key, b_key) || !numeric_words_match(b_key, a_key) {
+    if !identifiers_within(a_key, b_key) || !identifiers_within(b_key, a_key) {
         return 0.0;
     }
     let mut a = GramBuf::new();
@@ -650,12 +746,18 @@ fn sorted_intersection_len(a: &[u64], b: &[u64]) -> usize {
     common
 }
 
-/// Whether every word of `a` that holds a digit is also a word of `b`.
-fn numeric_words_match(a: &str, b: &str) -> bool {
-    if !has_numeric(a) {
-        return true;
-    }
-    key_words(a).filter(|w| has_numeric(w)).all(|w| key_words(b).any(|v| v == w))
+/// Whether every identifier word of `a` is also an identifier word of `b`.
+fn identifiers_within(a: &str, b: &str) -> bool {
+    identifier_words(a).all(|w| identifier_words(b).any(|v| v == w))
+}
+
+/// Whether `word` is a lowercase roman numeral from 1 to 39: up to three "x", then one of the
+/// units "i" ... "ix" (or nothing).
+fn is_roman_numeral(word: &str) -> bool {
+    let units = word.trim_start_matches('x');
+    !word.is_empty()
+        && word.len() - units.len() <= 3
+        && matches!(units, "" | "i" | "ii" | "iii" | "iv" | "v" | "vi" | "vii" | "viii" | "ix")
 }
 
 fn has_numeric(s: &str) -> bool {
@@ -898,6 +1000,48 @@ mod tests {
         assert_eq!(sim("coffe mug", "coffee mug"), 20.0 / 21.0);
     }
 
+    #[test]
+    fn identifiers_keep_names_apart() {
+        let sim = |a: &str, b: &str| name_similarity(&name_key(a), &name_key(b));
+        // Issue 5: each pair scored 0.86 to 0.95 while only words with a digit counted.
+        for (a, b) in [
+            ("conference room a", "conference room b"),
+            ("kitchen cabinet A", "kitchen cabinet B"),
+            ("phase ii", "phase iii"),
+            ("temperature x", "temperature y"),
+            ("sensor alpha", "sensor alpha b"),
+            ("sensor alpha", "sensor beta"),
+            ("conference room one", "conference room two"),
+            ("world war i", "world war ii"),
+            ("building 7 wing c", "building 7 wing d"),
+        ] {
+            assert_eq!(sim(a, b), 0.0, "{a} / {b}");
+            assert_eq!(sim(b, a), 0.0, "{b} / {a}");
+        }
+        // Articles, pronouns and ordinary words still compare by their bigrams.
+        assert!(sim("a coffee mug", "coffee mug") >= 0.8);
+        assert!(sim("coffe mug", "coffee mug") >= 0.8);
+        assert!(sim("conference room a", "conferense room a") >= 0.8);
+        assert_eq!(sim("room a", "Room-A"), 1.0);
+        let ids = |k: &str| identifier_words(k).map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(ids("a cup of i"), ["i"]);
+        assert_eq!(ids("i a"), ["a"]);
+        assert_eq!(ids("phase xxxix mix xl civil"), ["xxxix"]);
+        assert_eq!(ids("日 本"), Vec::<String>::new(), "a CJK character is a word, not a letter");
+        assert_eq!(ids("α β"), ["α", "β"]);
+        assert!(ids("").is_empty());
+        let numerals: Vec<&str> = ["i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xix"]
+            .into_iter()
+            .chain(["xx", "xxiv", "xxx", "xxxviii", "xxxix"])
+            .collect();
+        for n in numerals {
+            assert!(is_identifier(n, true), "{n}");
+        }
+        for not in ["xxxx", "iiii", "vv", "ivx", "xxxxi", "iix", "vix"] {
+            assert!(!is_identifier(not, true), "{not}");
+        }
+    }
+
     /// Dice over padded bigrams, the obvious way, as a model for the inline/heap buffer.
     fn naive_dice(a: &str, b: &str) -> f64 {
         fn grams(key: &str) -> Vec<(Option<char>, Option<char>)> {
@@ -981,8 +1125,9 @@ mod tests {
 
         #[test]
         fn long_keys_spill_to_the_heap_and_agree_with_the_model(
-            a in "[a-e ]{50,200}",
-            b in "[a-e ]{50,200}",
+            // Words of two letters or more: a single letter is an identifier.
+            a in "([a-e]{2,6} ){10,40}",
+            b in "([a-e]{2,6} ){10,40}",
         ) {
             let (ka, kb) = (name_key(&a), name_key(&b));
             let s = name_similarity(&ka, &kb);
