@@ -9,12 +9,19 @@
 //! 1. their keys are equal (one hash lookup: the **exact** path), or
 //! 2. their keys score at least the threshold (default 0.8) by [`name_similarity`]: the
 //!    Sørensen–Dice coefficient over the character bigrams of the keys' words, which is 0
-//!    whenever the keys' numeric words differ (the **similarity** path).
+//!    whenever the keys' identifier words differ (the **similarity** path).
+//!
+//! Identifier words ([`is_identifier`]) tell one thing from another of the same name: words
+//! with a digit ("1", "v2"), single letters ("a" and "i" only at the end of a name, where
+//! they are not the article and the pronoun), roman numerals up to 39, the names of the
+//! Greek letters and the number words up to "twenty". Names that differ in one are never
+//! merged, however alike the rest is: "conference room a" / "conference room b", "phase ii" /
+//! "phase iii", "sensor alpha" / "sensor alpha b".
 //!
 //! Comparing a new key with every name held would cost 10^5 comparisons at 10^5 concepts, so
 //! the similarity path only compares *blocked* candidates: names in the same category, with
-//! the same set of numeric words, that share the first three characters of at least one
-//! word (stop words count only when the name has nothing else). Candidates whose bigram
+//! the same set of identifier words, that share the first three characters of at least one
+//! other word (stop words count only when the name has nothing else). Candidates whose bigram
 //! count is too far from the key's to ever reach the threshold are skipped before they are
 //! scored. `concept_00001` ... `concept_99999` thus never meet: each sits in the block of its
 //! own number. The walk is linear in the blocks the key falls in: a prefix shared by very many
@@ -24,8 +31,9 @@
 //! What merges at the default threshold: typos inside a word ("coffe mug" ↔ "coffee mug",
 //! 0.95), word order ("mug coffee" ↔ "coffee mug", 1.0). What does not: "mug" ↔ "coffee mug"
 //! (0.53), "coffee mug handle" ↔ "coffee mug" (0.76), "room 1" ↔ "room 2" (different
-//! numbers), "room" ↔ "room 1", and a typo in the first three letters of every word
-//! ("cofee mug" still shares `mug`, but "cofee mgu" shares no prefix and is not compared).
+//! numbers), "room" ↔ "room 1", "kitchen cabinet a" ↔ "kitchen cabinet b" (different
+//! identifiers), and a typo in the first three letters of every word ("cofee mug" still
+//! shares `mug`, but "cofee mgu" shares no prefix and is not compared).
 //!
 //! ```
 //! use atl::names::{NameIndex, key_parts};
@@ -39,12 +47,13 @@
 //! assert!(hit.score > 0.9);
 //! assert!(index.similar("person", "coffe mug").is_none()); // another category
 //! assert!(index.similar("object", "mug").is_none());
-//! assert_eq!(key_parts("room 12 b").numeric, ["12"]);
+//! assert_eq!(key_parts("room 12 b").identifiers, ["12", "b"]);
+//! assert!(index.similar("object", "coffe mug b").is_none()); // an identifier more
 //! # Ok::<(), atl::Error>(())
 //! ```
 
 use maxim_core::RecordId;
-use maxim_core::text::{is_stop_word, name_similarity};
+use maxim_core::text::{is_identifier, is_stop_word, name_similarity};
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
@@ -63,11 +72,12 @@ pub struct SimilarName {
     pub key: String,
 }
 
-/// What a key is blocked by: its numeric words (sorted, distinct) and its word prefixes.
+/// What a key is blocked by: its identifier words (sorted, distinct) and the prefixes of its
+/// other words.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KeyParts<'a> {
-    /// The words holding a digit, sorted and distinct.
-    pub numeric: Vec<&'a str>,
+    /// The [identifier words](is_identifier), sorted and distinct.
+    pub identifiers: Vec<&'a str>,
     /// The blocking prefixes, distinct, in order of first appearance.
     pub prefixes: Vec<&'a str>,
     /// The number of character bigrams [`name_similarity`] sees in the key.
@@ -78,12 +88,13 @@ pub struct KeyParts<'a> {
 pub fn key_parts(key: &str) -> KeyParts<'_> {
     let mut parts = KeyParts::default();
     let mut stop_prefixes = Vec::new();
-    for word in key.split(' ').filter(|w| !w.is_empty()) {
+    let mut words = key.split(' ').filter(|w| !w.is_empty()).peekable();
+    while let Some(word) = words.next() {
         let n_chars = word.chars().count();
         parts.grams += n_chars + 1;
-        if word.chars().any(char::is_numeric) {
-            if !parts.numeric.contains(&word) {
-                parts.numeric.push(word);
+        if is_identifier(word, words.peek().is_none()) {
+            if !parts.identifiers.contains(&word) {
+                parts.identifiers.push(word);
             }
             continue;
         }
@@ -97,7 +108,7 @@ pub fn key_parts(key: &str) -> KeyParts<'_> {
     if parts.prefixes.is_empty() {
         parts.prefixes = stop_prefixes;
     }
-    parts.numeric.sort_unstable();
+    parts.identifiers.sort_unstable();
     parts
 }
 
@@ -154,7 +165,7 @@ impl NameIndex {
         let parts = key_parts(key);
         let grams = u32::try_from(parts.grams).unwrap_or(u32::MAX);
         for prefix in &parts.prefixes {
-            block_key(&mut buf, category, &parts.numeric, prefix);
+            block_key(&mut buf, category, &parts.identifiers, prefix);
             let list = match self.blocks.get_mut(buf.as_str()) {
                 Some(list) => list,
                 None => self.blocks.entry(buf.as_str().into()).or_default(),
@@ -171,7 +182,7 @@ impl NameIndex {
         let parts = key_parts(key);
         let mut replacement = None;
         for prefix in &parts.prefixes {
-            block_key(&mut buf, category, &parts.numeric, prefix);
+            block_key(&mut buf, category, &parts.identifiers, prefix);
             if let Some(list) = self.blocks.get_mut(buf.as_str()) {
                 list.retain(|c| !(c.id == id && *c.key == *key));
                 if replacement.is_none() {
@@ -222,7 +233,7 @@ impl NameIndex {
         let mut scored = 0;
         let mut seen: Vec<(RecordId, &str)> = Vec::new();
         for (i, prefix) in parts.prefixes.iter().enumerate() {
-            block_key(buf, category, &parts.numeric, prefix);
+            block_key(buf, category, &parts.identifiers, prefix);
             let Some(list) = self.blocks.get(buf.as_str()) else {
                 continue;
             };
@@ -273,13 +284,13 @@ fn exact_key(buf: &mut String, category: &str, key: &str) {
     buf.push_str(key);
 }
 
-/// Writes the unambiguous block key of (`category`, numeric words, `prefix`) into `buf`.
-fn block_key(buf: &mut String, category: &str, numeric: &[&str], prefix: &str) {
+/// Writes the unambiguous block key of (`category`, identifier words, `prefix`) into `buf`.
+fn block_key(buf: &mut String, category: &str, identifiers: &[&str], prefix: &str) {
     use std::fmt::Write as _;
     buf.clear();
     let _ = write!(buf, "{}:", category.len());
     buf.push_str(category);
-    for n in numeric {
+    for n in identifiers {
         let _ = write!(buf, "{}:", n.len());
         buf.push_str(n);
     }
@@ -347,10 +358,26 @@ mod tests {
     }
 
     #[test]
+    fn identifiers_are_blocked_not_scored() {
+        let idx =
+            index_of(&[("conference room a", "object"), ("phase ii", "object"), ("sensor alpha", "object")]);
+        let mut buf = String::new();
+        for name in ["conference room b", "phase iii", "sensor alpha b", "sensor beta", "conference room"] {
+            let (hit, scored) = idx.similar_with(&mut buf, "object", &name_key(name));
+            assert_eq!((hit.map(|h| h.id), scored), (None, 0), "{name}");
+        }
+        assert_eq!(similar(&idx, "conferense room a", "object").map(|s| s.0), Some(id(1)));
+        assert_eq!(key_parts("a cup of tea").identifiers, Vec::<&str>::new());
+        assert_eq!(key_parts("room b a").identifiers, ["a", "b"]);
+        assert_eq!(key_parts("phase ii").prefixes, ["pha"]);
+        assert_eq!(key_parts("ii").prefixes, Vec::<&str>::new());
+    }
+
+    #[test]
     fn stop_words_block_only_when_alone() {
         let parts = key_parts("the door of the kitchen 2");
         assert_eq!(parts.prefixes, ["doo", "kit"]);
-        assert_eq!(parts.numeric, ["2"]);
+        assert_eq!(parts.identifiers, ["2"]);
         assert_eq!(parts.grams, 4 + 5 + 3 + 4 + 8 + 2);
         assert_eq!(key_parts("to be").prefixes, ["to", "be"]);
         assert_eq!(key_parts("café olé").prefixes, ["caf", "olé"]);

@@ -37,6 +37,45 @@ fn numbers_identifiers_and_categories_keep_concepts_apart() {
     }
 }
 
+/// Issue 5: names that differ only in a letter, a roman numeral, a Greek letter or a number
+/// word are different concepts; the same layer still merges the spellings and typos of one
+/// name.
+#[test]
+fn letter_and_numeral_identifiers_keep_concepts_apart() {
+    let (_clock, mut atl) = layer();
+    let apart = [
+        ("conference room a", "conference room b"),
+        ("kitchen cabinet A", "kitchen cabinet B"),
+        ("phase ii", "phase iii"),
+        ("temperature x", "temperature y"),
+        ("sensor alpha", "sensor alpha b"),
+        ("sensor alpha", "sensor beta"),
+        ("pump one", "pump two"),
+        ("world war i", "world war ii"),
+    ];
+    for (a, b) in apart {
+        let x = atl.find_or_create(&spec(a, "object")).unwrap();
+        let y = atl.find_or_create(&spec(b, "object")).unwrap();
+        assert!(y.created && x.id != y.id, "{b} must not merge into {a}: {:?}", y.matched);
+        let back = atl.find_or_create(&spec(a, "object")).unwrap();
+        assert_eq!((back.id, back.matched), (x.id, MatchKind::Exact), "{a} is still found");
+    }
+    let mug = atl.find_or_create(&spec("coffee_mug", "object")).unwrap();
+    assert!(mug.created);
+    for name in ["coffee mug", "Coffee Mug", "coffee mugs"] {
+        let again = atl.find_or_create(&spec(name, "object")).unwrap();
+        assert_eq!((again.id, again.matched), (mug.id, MatchKind::Exact), "{name}");
+    }
+    for name in ["coffe mug", "mug coffee"] {
+        let again = atl.find_or_create(&spec(name, "object")).unwrap();
+        assert!(matches!(again.matched, MatchKind::Similar { .. }) && again.id == mug.id, "{name}");
+    }
+    let room_a = atl.lookup("conference room a", "object").unwrap().0;
+    let typo = atl.find_or_create(&spec("conferense room A", "object")).unwrap();
+    assert_eq!(typo.id, room_a, "a typo in a word that is not an identifier still merges");
+    assert_eq!(atl.len(), 16, "15 distinct names (\"sensor alpha\" is there twice) and the mug");
+}
+
 #[test]
 fn typos_merge_and_are_remembered_as_aliases() {
     let (_clock, mut atl) = layer();
