@@ -28,6 +28,11 @@
 //! names of one category and number set (10^4 tool names all starting with `too`, say) makes
 //! a long block, whose candidates the length filter mostly skips without scoring them.
 //!
+//! A name merged by similarity becomes an alias of its concept, found from then on by its
+//! exact key. Aliases are never scored themselves: similarity is measured against the name a
+//! concept was created with, so merges cannot chain ("coffee mug" ← "coffe mug" ← "cofe mug"
+//! ← "cofe mg" ← "cofe mig" would drift from the name one typo at a time).
+//!
 //! What merges at the default threshold: typos inside a word ("coffe mug" ↔ "coffee mug",
 //! 0.95), word order ("mug coffee" ↔ "coffee mug", 1.0). What does not: "mug" ↔ "coffee mug"
 //! (0.53), "coffee mug handle" ↔ "coffee mug" (0.76), "room 1" ↔ "room 2" (different
@@ -68,7 +73,7 @@ pub struct SimilarName {
     pub id: RecordId,
     /// The [`name_similarity`] score, at least the threshold.
     pub score: f64,
-    /// The key that matched (the concept's name or one of its aliases).
+    /// The key that matched: the key of the concept's name (aliases are never scored).
     pub key: String,
 }
 
@@ -122,12 +127,19 @@ struct Candidate {
 /// The index behind deduplication: exact keys and blocked candidates for the similarity path.
 ///
 /// Keys passed in are [`name_key`](maxim_core::text::name_key)s of the name and of the category.
-/// Several concepts may hold the same key (records stored directly are not deduplicated);
-/// [`exact`](Self::exact) then answers with the first one inserted that is still held.
+/// A concept's name is indexed both ways ([`insert`](Self::insert)); an alias, a name merged
+/// into the concept by similarity, is found by its exact key only
+/// ([`insert_alias`](Self::insert_alias)), so that similarity never chains from alias to alias
+/// away from the name. Several concepts may hold the same key (records stored directly are not
+/// deduplicated); [`exact`](Self::exact) then answers with the first one inserted that still
+/// holds it.
 #[derive(Debug, Clone)]
 pub struct NameIndex {
     threshold: f64,
+    /// The first holder of each exact key.
     exact: FxHashMap<Box<str>, RecordId>,
+    /// The later holders of exact keys held more than once, in the order they came.
+    shared: FxHashMap<Box<str>, Vec<RecordId>>,
     blocks: FxHashMap<Box<str>, Vec<Candidate>>,
 }
 
@@ -137,7 +149,12 @@ impl NameIndex {
         if !(threshold > 0.0 && threshold <= 1.0) {
             return Err(Error::out_of_range("name_similarity_threshold", threshold, "a number in (0, 1]"));
         }
-        Ok(Self { threshold, exact: FxHashMap::default(), blocks: FxHashMap::default() })
+        Ok(Self {
+            threshold,
+            exact: FxHashMap::default(),
+            shared: FxHashMap::default(),
+            blocks: FxHashMap::default(),
+        })
     }
 
     /// The similarity threshold.
@@ -155,13 +172,11 @@ impl NameIndex {
         self.exact.is_empty()
     }
 
-    /// Indexes `key` in `category` as a name of `id`.
+    /// Indexes `key` in `category` as the name of `id`: found exactly and by similarity.
     pub fn insert(&mut self, id: RecordId, category: &str, key: &str) {
         let mut buf = String::new();
         exact_key(&mut buf, category, key);
-        if !self.exact.contains_key(buf.as_str()) {
-            self.exact.insert(buf.as_str().into(), id);
-        }
+        self.hold(&buf, id);
         let parts = key_parts(key);
         let grams = u32::try_from(parts.grams).unwrap_or(u32::MAX);
         for prefix in &parts.prefixes {
@@ -176,32 +191,74 @@ impl NameIndex {
         }
     }
 
-    /// Forgets `key` in `category` as a name of `id` (nothing when it was not one).
+    /// Indexes `key` in `category` as an alias of `id`: found by [`exact`](Self::exact) only,
+    /// never by [`similar`](Self::similar).
+    pub fn insert_alias(&mut self, id: RecordId, category: &str, key: &str) {
+        let mut buf = String::new();
+        exact_key(&mut buf, category, key);
+        self.hold(&buf, id);
+    }
+
+    /// Forgets `key` in `category` as the name of `id` (nothing when it was not one).
     pub fn remove(&mut self, id: RecordId, category: &str, key: &str) {
         let mut buf = String::new();
         let parts = key_parts(key);
-        let mut replacement = None;
         for prefix in &parts.prefixes {
             block_key(&mut buf, category, &parts.identifiers, prefix);
             if let Some(list) = self.blocks.get_mut(buf.as_str()) {
                 list.retain(|c| !(c.id == id && *c.key == *key));
-                if replacement.is_none() {
-                    replacement = list.iter().filter(|c| *c.key == *key).map(|c| c.id).min();
-                }
                 if list.is_empty() {
                     self.blocks.remove(buf.as_str());
                 }
             }
         }
         exact_key(&mut buf, category, key);
-        if self.exact.get(buf.as_str()) == Some(&id) {
-            match replacement {
+        self.release(&buf, id);
+    }
+
+    /// Forgets `key` in `category` as an alias of `id` (nothing when it was not one).
+    pub fn remove_alias(&mut self, id: RecordId, category: &str, key: &str) {
+        let mut buf = String::new();
+        exact_key(&mut buf, category, key);
+        self.release(&buf, id);
+    }
+
+    /// Records `id` as a holder of the exact key `key` (once).
+    fn hold(&mut self, key: &str, id: RecordId) {
+        match self.exact.get(key) {
+            None => {
+                self.exact.insert(key.into(), id);
+            }
+            Some(&first) if first == id => {}
+            Some(_) => {
+                let later = self.shared.entry(key.into()).or_default();
+                if !later.contains(&id) {
+                    later.push(id);
+                }
+            }
+        }
+    }
+
+    /// Removes `id` from the holders of the exact key `key`; the next holder in line, if any,
+    /// answers for it then.
+    fn release(&mut self, key: &str, id: RecordId) {
+        if self.exact.get(key) == Some(&id) {
+            let next = self.shared.get_mut(key).map(|later| later.remove(0));
+            match next {
                 Some(other) => {
-                    self.exact.insert(buf.as_str().into(), other);
+                    self.exact.insert(key.into(), other);
+                    if self.shared.get(key).is_some_and(Vec::is_empty) {
+                        self.shared.remove(key);
+                    }
                 }
                 None => {
-                    self.exact.remove(buf.as_str());
+                    self.exact.remove(key);
                 }
+            }
+        } else if let Some(later) = self.shared.get_mut(key) {
+            later.retain(|&x| x != id);
+            if later.is_empty() {
+                self.shared.remove(key);
             }
         }
     }
@@ -218,8 +275,8 @@ impl NameIndex {
         self.exact.get(buf.as_str()).copied()
     }
 
-    /// The best-scoring blocked candidate for `key` in `category` at or above the threshold
-    /// (ties to the smaller id); see the [module docs](self).
+    /// The best-scoring blocked name for `key` in `category` at or above the threshold (ties to
+    /// the smaller id); aliases are not candidates. See the [module docs](self).
     pub fn similar(&self, category: &str, key: &str) -> Option<SimilarName> {
         let mut buf = String::new();
         self.similar_with(&mut buf, category, key).0
@@ -395,8 +452,29 @@ mod tests {
         idx.remove(id(3), "object", "mug");
         idx.remove(id(9), "object", "mug");
         assert_eq!(idx.exact("object", "mug"), None);
-        assert!(idx.is_empty() && idx.blocks.is_empty());
+        assert!(idx.is_empty() && idx.blocks.is_empty() && idx.shared.is_empty());
         idx.remove(id(9), "object", "mug");
+    }
+
+    #[test]
+    fn aliases_are_found_exactly_and_never_scored() {
+        let mut idx = NameIndex::new(0.8).unwrap();
+        idx.insert(id(1), "object", "coffee mug");
+        idx.insert_alias(id(1), "object", "cofe mg");
+        assert_eq!(idx.exact("object", "cofe mg"), Some(id(1)));
+        assert!(idx.similar("object", "cofe mig").is_none(), "0.82 to the alias, 0.70 to the name");
+        // An alias shared with another concept's name: the first holder answers, then the next.
+        idx.insert(id(2), "object", "cofe mg");
+        assert_eq!(idx.exact("object", "cofe mg"), Some(id(1)));
+        assert_eq!(idx.similar("object", "cofe mig").map(|h| (h.id, h.key)), Some((id(2), "cofe mg".into())));
+        idx.remove_alias(id(1), "object", "cofe mg");
+        assert_eq!(idx.exact("object", "cofe mg"), Some(id(2)));
+        idx.insert_alias(id(1), "object", "cofe mg");
+        idx.remove(id(2), "object", "cofe mg");
+        assert_eq!(idx.exact("object", "cofe mg"), Some(id(1)));
+        idx.remove_alias(id(1), "object", "cofe mg");
+        idx.remove(id(1), "object", "coffee mug");
+        assert!(idx.is_empty() && idx.blocks.is_empty() && idx.shared.is_empty());
     }
 
     #[test]

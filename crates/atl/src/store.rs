@@ -227,11 +227,12 @@ pub enum MatchKind {
     Created,
     /// The name's key equals the key of the concept's name or of one of its aliases.
     Exact,
-    /// The name's key is similar enough to a name held; the new name became an alias.
+    /// The name's key is similar enough to the name of a concept held (aliases are not
+    /// compared); the new name became an alias.
     Similar {
         /// The similarity score.
         score: f64,
-        /// The key it matched.
+        /// The key of the concept's name it matched.
         matched_key: String,
     },
 }
@@ -546,7 +547,7 @@ impl State {
         self.names.insert(id, &keys.category, &keys.name);
         self.index.names.insert(&keys.name, id);
         for alias in &keys.aliases {
-            self.names.insert(id, &keys.category, alias);
+            self.names.insert_alias(id, &keys.category, alias);
             self.index.names.insert(alias, id);
         }
         self.index.categories.insert(&keys.category, id);
@@ -558,7 +559,7 @@ impl State {
         self.names.remove(id, &keys.category, &keys.name);
         self.index.names.remove(&keys.name, id);
         for alias in &keys.aliases {
-            self.names.remove(id, &keys.category, alias);
+            self.names.remove_alias(id, &keys.category, alias);
             self.index.names.remove(alias, id);
         }
         self.index.categories.remove(&keys.category, id);
@@ -626,7 +627,7 @@ impl State {
         self.records[slot].aliases_mut().push(alias.to_owned());
         self.keys[slot].aliases.push(key.into());
         let category = &self.keys[slot].category;
-        self.names.insert(id, category, key);
+        self.names.insert_alias(id, category, key);
         self.index.names.insert(key, id);
         true
     }
@@ -773,9 +774,9 @@ impl Atl {
     /// Finds the concept `spec` names, or creates it (§4.5, with the seed's deduplication).
     ///
     /// The name's [`name_key`] is looked up in its category: first exactly (the name or an
-    /// alias of a concept), then by similarity among blocked candidates (see
-    /// [`names`](crate::names)). A similar name becomes an alias of the concept, so the next
-    /// lookup is exact. A hit with a source episode reinforces the concept (its provenance
+    /// alias of a concept), then by similarity with the names of blocked candidates (see
+    /// [`names`](crate::names); aliases are found exactly only, so merges never chain). A
+    /// similar name becomes an alias of the concept, so the next lookup is exact. A hit with a source episode reinforces the concept (its provenance
     /// becomes hybrid when the spec's differs); a hit fills an empty definition. A miss creates
     /// a concept from the spec (reinforcement count 1, confidence 0.6, the spec's source and
     /// trust, the episode if any).

@@ -92,6 +92,30 @@ fn typos_merge_and_are_remembered_as_aliases() {
     assert_eq!(atl.stats().counters["similarity_merges"], 4);
 }
 
+/// Similarity is scored against concepts' names, never their aliases: a chain of typos, each
+/// close to the one before, does not drift into the concept.
+#[test]
+fn similarity_does_not_chain_through_aliases() {
+    let (_clock, mut atl) = layer();
+    let mug = atl.find_or_create(&spec("coffee mug", "object")).unwrap().id;
+    for typo in ["coffe mug", "cofe mug"] {
+        let hit = atl.find_or_create(&spec(typo, "object")).unwrap();
+        assert!(
+            matches!(&hit.matched, MatchKind::Similar { matched_key, .. } if matched_key == "coffee mug")
+        );
+        assert_eq!(hit.id, mug, "{typo}");
+    }
+    // "cofe mg" is 0.82 from the alias "cofe mug" but 0.74 from the name.
+    let mg = atl.find_or_create(&spec("cofe mg", "object")).unwrap();
+    assert!(mg.created && mg.id != mug);
+    // "cofe mig" is 0.82 from "cofe mg", a name now: it joins that concept, not the mug.
+    let mig = atl.find_or_create(&spec("cofe mig", "object")).unwrap();
+    assert_eq!(mig.id, mg.id);
+    assert_eq!(atl.concept(mug).unwrap().aliases, ["coffe mug", "cofe mug"]);
+    assert_eq!(atl.find_or_create(&spec("cofe mug", "object")).unwrap().matched, MatchKind::Exact);
+    assert_eq!(atl.len(), 2);
+}
+
 #[test]
 fn different_things_do_not_merge() {
     let (_clock, mut atl) = layer();
