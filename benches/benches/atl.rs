@@ -12,6 +12,9 @@
 //!   similarity check scores it against that concept before the new concept is created (and
 //!   embedded). Each created concept is removed again outside the timed section, so the
 //!   store stays at C;
+//! - `find_or_create/miss_at_capacity/C`: the same store built with `max_concepts = C`, so
+//!   that every miss (a name never seen, `fresh 17`) first evicts the lowest-scored concept;
+//!   the store stays full, and its concepts are gradually replaced by the new ones;
 //! - `define_relationship/new/C`: a PREDICTS relationship between two random concepts (none
 //!   exists before: the workload draws no PREDICTS), removed again outside the timed section;
 //!   `define_relationship/again/C`: the workload's draws defined again, each one merging into
@@ -41,9 +44,10 @@ struct Store {
     seeds: Vec<usize>,
 }
 
-fn build(c: usize) -> Store {
+/// A store of `c` workload concepts holding at most `max_concepts`.
+fn build(c: usize, max_concepts: usize) -> Store {
     let clock = ManualClock::new(Timestamp::from_secs(T0_SECS));
-    let config = AtlConfig { max_concepts: 2 * c, ..AtlConfig::default() };
+    let config = AtlConfig { max_concepts, ..AtlConfig::default() };
     let mut builder = Atl::builder();
     builder.clock(clock.shared()).config(config).id_seed(6);
     let mut atl = builder.build().expect("valid settings");
@@ -81,7 +85,7 @@ fn specs(c: usize, name: impl Fn(usize) -> String) -> Vec<ConceptSpec> {
 }
 
 fn bench_size(crit: &mut Criterion, c: usize) {
-    let mut store = build(c);
+    let mut store = build(c, 2 * c);
     let Store { atl, ids, seeds } = &mut store;
     let n_edges = atl.concept_graph().edge_count();
     println!("atl store: {c} concepts, {n_edges} directed edges");
@@ -201,9 +205,40 @@ fn bench_size(crit: &mut Criterion, c: usize) {
     }
 }
 
+/// `find_or_create/miss_at_capacity/C` (see the crate docs).
+fn bench_miss_at_capacity(crit: &mut Criterion, c: usize) {
+    let Store { mut atl, .. } = build(c, c);
+    let before = atl.stats().counters;
+    let mut group = crit.benchmark_group("find_or_create");
+    let mut k = 0usize;
+    group.bench_function(BenchmarkId::new("miss_at_capacity", c), |b| {
+        b.iter_custom(|iters| {
+            let mut timed = Duration::ZERO;
+            for _ in 0..iters {
+                k += 1;
+                let fresh = spec(&format!("fresh {k}"), CATEGORIES[k % 5]);
+                let start = Instant::now();
+                let made = atl.find_or_create(black_box(&fresh)).expect("a valid name");
+                timed += start.elapsed();
+                assert!(made.created, "a miss creates");
+            }
+            timed
+        });
+    });
+    group.finish();
+    assert_eq!(atl.len(), c, "the store stays full");
+    let after = atl.stats().counters;
+    println!(
+        "atl store at capacity: {} misses, {} evictions",
+        after["concepts_created"] - before["concepts_created"],
+        after["evictions"] - before["evictions"]
+    );
+}
+
 fn semantic(c: &mut Criterion) {
     for n in SIZES {
         bench_size(c, n);
+        bench_miss_at_capacity(c, n);
     }
 }
 
