@@ -81,7 +81,7 @@ pub use concept::{
     CompressedSemantic, Concept, MAX_ALIASES, MAX_CONFIDENCE, MAX_REFS_PER_LAYER, MemoryRefs, SemanticRecord,
     confidence_for,
 };
-pub use consolidate::{may_compress, retention_score};
+pub use consolidate::{EVICTION_BATCH_DIVISOR, EVICTION_RANKING_TTL, may_compress, retention_score};
 pub use error::{Error, Result};
 pub use maxim_core;
 pub use persist::SCHEMA_VERSION;

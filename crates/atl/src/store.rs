@@ -44,6 +44,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::concept::{
     Concept, MAX_ALIASES, MAX_REFS_PER_LAYER, MemoryRefs, SemanticRecord, default_source, merge_provenance,
 };
+use crate::consolidate::EvictionQueue;
 use crate::error::{Error, Result};
 use crate::index::{ContextIndex, property_value_key};
 use crate::names::NameIndex;
@@ -56,7 +57,8 @@ pub const LAYER_NAME: &str = "atl";
 /// Settings of an [`Atl`]; the defaults are the original's (§4.5, §4.6, §1.2).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AtlConfig {
-    /// Most concepts held; storing one more evicts the lowest-scored (default 10,000).
+    /// Most concepts held; storing one more evicts the lowest-ranked (default 10,000; see
+    /// [Eviction at capacity](crate::consolidate#eviction-at-capacity)).
     pub max_concepts: usize,
     /// Names scoring at least this by [`name_similarity`](maxim_core::text::name_similarity)
     /// denote the same concept, in `(0, 1]` (default 0.8; 1.0 merges only equal word sets).
@@ -474,6 +476,7 @@ pub(crate) struct State {
     pub(crate) graph: Graph,
     pub(crate) registry: RelationshipRegistry,
     pub(crate) counters: Counters,
+    pub(crate) eviction: EvictionQueue,
 }
 
 impl State {
@@ -489,6 +492,7 @@ impl State {
             graph: Graph::new(),
             registry: RelationshipRegistry::new(),
             counters: Counters::default(),
+            eviction: EvictionQueue::default(),
         })
     }
 
@@ -740,7 +744,8 @@ impl Atl {
     }
 
     /// Stores `record` as it is (no deduplication; see [`find_or_create`](Self::find_or_create)),
-    /// evicting the lowest-scored concept when the store is full, then runs the capture
+    /// evicting the lowest-ranked concept when the store is full (see
+    /// [Eviction at capacity](crate::consolidate#eviction-at-capacity)), then runs the capture
     /// callbacks.
     ///
     /// Errors (nothing changes): an invalid record ([`SemanticRecord::validate`]), an id already
@@ -755,6 +760,7 @@ impl Atl {
         self.ids.observe(id);
         self.make_room()?;
         let slot = self.state.push(record, &*self.embedder, &mut self.scratch.vector)?;
+        EvictionQueue::offer(&mut self.state, &self.config, slot, self.clock.now());
         self.state.counters.concepts_stored += 1;
         self.callbacks.fire_capture(id, &self.state.records[slot]);
         Ok(id)
@@ -1246,14 +1252,15 @@ impl Atl {
         SourcePurge { concepts_removed: own, claims_retracted: retracted }
     }
 
-    /// Makes room for one more concept, evicting the lowest-scored when full.
+    /// Makes room for one more concept, evicting the lowest-ranked when full (see
+    /// [Eviction at capacity](crate::consolidate#eviction-at-capacity)).
     fn make_room(&mut self) -> Result<()> {
         while self.state.len() >= self.config.max_concepts {
             let now = self.clock.now();
-            let Some(victim) = crate::consolidate::lowest_scored(self, now) else {
+            let Some(victim) = self.next_eviction(now) else {
                 break;
             };
-            tracing::debug!(id = %victim, "store full: evicting the lowest-scored concept");
+            tracing::debug!(id = %victim, "store full: evicting the lowest-ranked concept");
             self.remove_concept(victim)?;
             self.state.counters.evictions += 1;
         }
