@@ -626,7 +626,7 @@ fn singular_step(word: &str) -> Option<Step> {
     }
     let len = bytes.len();
     match bytes {
-        [.., b's', b's'] | [.., b'u', b's'] | [.., b'i', b's'] => None,
+        [.., b's' | b'u' | b'i', b's'] => None,
         _ if SINGULAR_S_WORDS.contains(&word) => None,
         [.., b'i', b'e', b's'] if char_len(word) > 4 && !IE_PLURALS.contains(&word) => {
             Some(Step::ReplaceWithY(len - 3))
