@@ -43,6 +43,11 @@ use crate::properties::Properties;
 /// The default cap of [`MemoryRefs`] per layer (the original's `MAX_REFS_PER_LAYER`).
 pub const MAX_REFS_PER_LAYER: usize = 200;
 
+/// The most contributing episodes a concept remembers in
+/// [`source_episode_ids`](Concept::source_episode_ids): the newest, the oldest forgotten first,
+/// as [`MemoryRefs`] keeps references (the same cap).
+pub const MAX_SOURCE_EPISODES: usize = MAX_REFS_PER_LAYER;
+
 /// The most aliases a concept keeps; names merged beyond it still find the concept through
 /// the similarity check, they are just not remembered as aliases.
 pub const MAX_ALIASES: usize = 32;
@@ -199,7 +204,8 @@ pub struct Concept {
     pub properties: Properties,
     /// How the concept was formed.
     pub provenance: ConceptProvenance,
-    /// Episodes that contributed, oldest first, each once.
+    /// Episodes that contributed, oldest first, each once: the newest
+    /// [`MAX_SOURCE_EPISODES`] (the store keeps the newest of a longer list it is given).
     pub source_episode_ids: Vec<RecordId>,
     /// The document it was ingested from, if any.
     pub source_document: Option<String>,
@@ -296,20 +302,30 @@ impl Concept {
         format!("{}. {}", self.name, self.definition)
     }
 
-    /// One more confirmation at `now`: the count goes up, `episode` (if new) is recorded, the
+    /// One more confirmation at `now`: the count goes up, `episode` (if not among the episodes
+    /// remembered) is recorded, forgetting the oldest beyond [`MAX_SOURCE_EPISODES`], the
     /// confidence becomes `max(confidence, confidence_for(count))`, and the record is accessed
-    /// and its trace reinforced.
+    /// and its trace reinforced. The membership check scans at most [`MAX_SOURCE_EPISODES`] ids.
     pub fn reinforce(&mut self, episode: Option<RecordId>, now: Timestamp) {
         self.reinforcement_count = self.reinforcement_count.saturating_add(1);
         if let Some(ep) = episode {
             if !self.source_episode_ids.contains(&ep) {
                 self.source_episode_ids.push(ep);
+                self.keep_newest_episodes();
             }
         }
         self.confidence = self.confidence.max(confidence_for(self.reinforcement_count));
         self.meta.touch(now);
         // A firmware trace cannot be reinforced; the concept's own count still moves.
         let _ = self.meta.trace.reinforce(now, &TraceParams::default());
+    }
+
+    /// Forgets the oldest source episodes beyond [`MAX_SOURCE_EPISODES`].
+    pub(crate) fn keep_newest_episodes(&mut self) {
+        let n = self.source_episode_ids.len();
+        if n > MAX_SOURCE_EPISODES {
+            self.source_episode_ids.drain(..n - MAX_SOURCE_EPISODES);
+        }
     }
 
     /// Adds a reference to record `id` of `layer` and records an access (§4.3); false (and no
@@ -596,6 +612,22 @@ mod tests {
         assert_eq!(c.confidence, 0.7);
         assert_eq!((c.meta.access_count, c.meta.accessed_at), (4, later));
         assert_eq!(c.meta.trace.reinforcement_count(), 3);
+    }
+
+    #[test]
+    fn source_episodes_keep_the_newest_two_hundred() {
+        let mut c = Concept::new(id(1), "mug", "object", now()).unwrap();
+        for n in 0..500 {
+            c.reinforce(Some(id(1000 + n)), now());
+        }
+        assert_eq!(c.reinforcement_count, 501, "every confirmation counts");
+        let newest: Vec<RecordId> = (300..500).map(|n| id(1000 + n)).collect();
+        assert_eq!(c.source_episode_ids, newest);
+        c.reinforce(Some(id(1400)), now());
+        assert_eq!(c.source_episode_ids, newest, "a remembered episode keeps its place");
+        c.reinforce(Some(id(1000)), now());
+        assert_eq!(c.source_episode_ids.len(), MAX_SOURCE_EPISODES);
+        assert_eq!((c.source_episode_ids[0], c.source_episode_ids[199]), (id(1301), id(1000)));
     }
 
     #[test]

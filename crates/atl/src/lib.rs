@@ -78,8 +78,8 @@ pub mod relations;
 pub mod store;
 
 pub use concept::{
-    CompressedSemantic, Concept, MAX_ALIASES, MAX_CONFIDENCE, MAX_REFS_PER_LAYER, MemoryRefs, SemanticRecord,
-    confidence_for,
+    CompressedSemantic, Concept, MAX_ALIASES, MAX_CONFIDENCE, MAX_REFS_PER_LAYER, MAX_SOURCE_EPISODES,
+    MemoryRefs, SemanticRecord, confidence_for,
 };
 pub use consolidate::{EVICTION_BATCH_DIVISOR, EVICTION_RANKING_TTL, may_compress, retention_score};
 pub use error::{Error, Result};

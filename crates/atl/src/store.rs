@@ -42,7 +42,8 @@ use maxim_core::{
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::concept::{
-    Concept, MAX_ALIASES, MAX_REFS_PER_LAYER, MemoryRefs, SemanticRecord, default_source, merge_provenance,
+    Concept, MAX_ALIASES, MAX_REFS_PER_LAYER, MAX_SOURCE_EPISODES, MemoryRefs, SemanticRecord,
+    default_source, merge_provenance,
 };
 use crate::consolidate::EvictionQueue;
 use crate::error::{Error, Result};
@@ -508,13 +509,17 @@ impl State {
         self.slot(id).ok_or(Error::UnknownConcept { id })
     }
 
-    /// Appends a validated record whose id is new, with every index, graph node and vector.
+    /// Appends a validated record whose id is new, with every index, graph node and vector;
+    /// a concept keeps its newest [`MAX_SOURCE_EPISODES`] source episodes.
     pub(crate) fn push(
         &mut self,
-        record: SemanticRecord,
+        mut record: SemanticRecord,
         embedder: &dyn Embedder,
         vec: &mut Vec<f32>,
     ) -> Result<usize> {
+        if let SemanticRecord::Full(c) = &mut record {
+            c.keep_newest_episodes();
+        }
         let id = record.id();
         self.graph.add_node(id)?;
         let slot = self.records.len();
@@ -1348,6 +1353,17 @@ mod tests {
         assert_eq!(atl.state.counters.similarity_merges, 1);
         assert_eq!(atl.state.counters.exact_hits, 1);
         assert_eq!(atl.recall_concepts(&ConceptFilter::new().name("coffe mug"), 5).len(), 1);
+    }
+
+    #[test]
+    fn stored_concepts_keep_their_newest_source_episodes() {
+        let (_clock, mut atl) = layer();
+        let mut c = atl.new_concept("mug", "object").unwrap();
+        c.source_episode_ids = (0..300).map(RecordId::from_u128).collect();
+        let id = atl.insert(c.into()).unwrap();
+        let kept = &atl.concept(id).unwrap().source_episode_ids;
+        assert_eq!(kept.len(), MAX_SOURCE_EPISODES);
+        assert_eq!((kept[0], kept[199]), (RecordId::from_u128(100), RecordId::from_u128(299)));
     }
 
     #[test]
