@@ -1,10 +1,11 @@
 //! Capture (`spec/maxim-reference.md` §3.3) and association formation (§3.5).
 //!
-//! A capture validates the episode, evicts one record at capacity (the lowest retention
-//! score among records that are not long-term; long-term records are never evicted),
-//! stores and indexes the episode, promotes it to long-term at once when its salience or
-//! novelty reaches 0.95 (else queues it for consolidation when either exceeds 0.7 or the
-//! user spoke), forms its associations, and then tells the capture callbacks.
+//! A capture validates the episode, makes room at capacity (it evicts the records with the
+//! lowest retention scores among those that are not long-term, a batch at a time; see
+//! [eviction](crate#eviction-at-capacity)), stores and indexes the episode, promotes it to
+//! long-term at once when its salience or novelty reaches 0.95 (else queues it for
+//! consolidation when either exceeds 0.7 or the user spoke), forms its associations, and
+//! then tells the capture callbacks.
 //!
 //! Capture is synchronous. The original also offered an asynchronous capture queue (100
 //! entries, a worker thread polling every half second) because its capture cost
@@ -50,6 +51,7 @@
 use maxim_core::graph::EdgeKind;
 use maxim_core::value::{Map, Value};
 use maxim_core::{Partition, RecordId, RecordMeta, Source, Timestamp, TraceKind, check_unit};
+use rayon::prelude::*;
 
 use crate::episode::{Action, Decision, Episode, EpisodeContext, EpisodicMemory, Name, Outcome, Perception};
 use crate::error::{Error, Result};
@@ -58,6 +60,37 @@ use crate::store::{Hippocampus, derive_keys};
 
 /// Salience or novelty above which a capture joins the consolidation queue.
 pub const QUEUE_LEVEL: f64 = 0.7;
+
+/// Slots at which an eviction that scores every record scores in parallel.
+const PARALLEL_EVICTION_MIN: usize = 4096;
+
+/// How many eviction batches the [`EvictionPool`] may hold.
+const EVICTION_POOL_FACTOR: usize = 4;
+
+/// An eviction candidate: its retention score, its (timestamp, id) and its slot.
+type Victim = (f64, (i64, RecordId), Slot);
+
+/// The records an eviction has to score, when they are few.
+///
+/// A record can only become evictable (held and not long-term) by being stored, so once an
+/// eviction has scored every record, the evictable ones it leaves plus those stored since
+/// are all the evictable records there are. When they are few (at most four batches) the
+/// pool lists them, and the next eviction scores only them, with the same result as scoring
+/// every record; entries for records since removed, replaced or promoted are skipped. This
+/// keeps a store that is nearly all long-term from scoring every record on every capture.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EvictionPool {
+    /// Every evictable record as (slot, id), with stale entries; `None` when unknown or too
+    /// many.
+    members: Option<Vec<(Slot, RecordId)>>,
+}
+
+impl EvictionPool {
+    /// Forgets the members (after the records were replaced wholesale).
+    pub(crate) fn reset(&mut self) {
+        self.members = None;
+    }
+}
 
 /// Words the goal term of an association weight ignores.
 const GOAL_STOP_WORDS: [&str; 9] = ["the", "a", "an", "to", "and", "or", "in", "on", "at"];
@@ -185,7 +218,7 @@ impl Hippocampus {
     pub(crate) fn insert_full(&mut self, mut m: EpisodicMemory, now: Timestamp) -> RecordId {
         let _s = tracing::debug_span!("hippocampus_capture", n_records = self.len()).entered();
         if self.len() >= self.config.max_nodes {
-            self.evict_one(now);
+            self.evict_batch(now);
         }
         let id = m.meta.id;
         self.counters.memories_captured += 1;
@@ -208,9 +241,13 @@ impl Hippocampus {
             }
         }
         compact(&mut m);
+        let long_term = m.meta.long_term;
         let mut record = Episode::Full(Box::new(m));
         self.intern_names(&mut record);
         let slot = self.slots.insert(record);
+        if !long_term {
+            self.note_evictable(slot);
+        }
         if let Some(Episode::Full(rec)) = self.slots.records[slot as usize].as_ref() {
             let keys = derive_keys(rec, self.config.indexed_keys);
             self.index.insert(slot, &keys, self.slots.order());
@@ -279,31 +316,72 @@ impl Hippocampus {
         formed
     }
 
-    /// Evicts the record with the lowest retention score among those that are not long-term
-    /// (ties: the oldest); logs and counts when every record is long-term.
-    fn evict_one(&mut self, now: Timestamp) {
+    /// Evicts the configured batch (`eviction_fraction` of `max_nodes`) of records with the
+    /// lowest retention scores at `now` among those that are not long-term (ties: the
+    /// oldest), lowest first; logs and counts when every record is long-term. Scores the
+    /// [`EvictionPool`] when it holds every evictable record, else every record.
+    fn evict_batch(&mut self, now: Timestamp) {
         let strategy = self.retention_strategy();
-        let mut victim: Option<(f64, (i64, RecordId), Slot)> = None;
-        for (s, rec) in self.slots.iter() {
-            if rec.meta().long_term {
-                continue;
+        let batch = self.config.eviction_batch();
+        let order = self.slots.order();
+        let score = |s: Slot| -> Option<Victim> {
+            let rec = self.slots.get(s).filter(|r| !r.meta().long_term)?;
+            Some((strategy.score(rec, self.degree_of(rec), now), order.key(s), s))
+        };
+        let mut scored: Vec<Victim> = match &self.evict_pool.members {
+            Some(pool) => pool
+                .iter()
+                .filter(|&&(s, id)| self.slots.ids.get(s as usize) == Some(&id))
+                .filter_map(|&(s, _)| score(s))
+                .collect(),
+            None if self.slots.records.len() >= PARALLEL_EVICTION_MIN && rayon::current_num_threads() > 1 => {
+                (0..self.slots.records.len() as Slot).into_par_iter().filter_map(score).collect()
             }
-            let score = strategy.score(rec, self.degree_of(rec), now);
-            let key = self.slots.order().key(s);
-            if victim.is_none_or(|(vs, vk, _)| score < vs || (score == vs && key < vk)) {
-                victim = Some((score, key, s));
-            }
+            None => (0..self.slots.records.len() as Slot).filter_map(score).collect(),
+        };
+        let lowest_first = |a: &Victim, b: &Victim| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1));
+        let n_doomed = batch.min(scored.len());
+        if n_doomed < scored.len() {
+            scored.select_nth_unstable_by(n_doomed, lowest_first);
         }
-        if let Some((_, _, s)) = victim {
-            self.remove_slot(s);
-            self.counters.evictions += 1;
-        } else {
+        let (doomed, kept) = scored.split_at_mut(n_doomed);
+        doomed.sort_unstable_by(lowest_first);
+        self.evict_pool.members = (kept.len() <= self.evict_pool_max())
+            .then(|| kept.iter().map(|v| (v.2, self.slots.ids[v.2 as usize])).collect());
+        if doomed.is_empty() {
             self.counters.over_capacity_inserts += 1;
             tracing::warn!(
                 layer = crate::store::LAYER_NAME,
                 n_records = self.len(),
                 "at capacity and every record is long-term: inserting over capacity"
             );
+            return;
+        }
+        let doomed: Vec<Slot> = doomed.iter().map(|v| v.2).collect();
+        self.remove_slots(&doomed);
+        self.counters.evictions += doomed.len() as u64;
+    }
+
+    /// Most members the eviction pool keeps before it gives up (the next eviction then
+    /// scores every record).
+    fn evict_pool_max(&self) -> usize {
+        EVICTION_POOL_FACTOR * self.config.eviction_batch()
+    }
+
+    /// Adds a record that may be evicted, just stored in `slot`, to the eviction pool.
+    fn note_evictable(&mut self, slot: Slot) {
+        let max = self.evict_pool_max();
+        let Some(pool) = &mut self.evict_pool.members else { return };
+        if pool.len() >= max {
+            let slots = &self.slots;
+            pool.retain(|&(s, id)| {
+                slots.ids.get(s as usize) == Some(&id) && slots.get(s).is_some_and(|r| !r.meta().long_term)
+            });
+        }
+        if pool.len() >= max {
+            self.evict_pool.members = None;
+        } else {
+            pool.push((slot, self.slots.ids[slot as usize]));
         }
     }
 

@@ -39,9 +39,14 @@ pub enum StrategyKind {
 /// constructor does).
 #[derive(Clone)]
 pub struct HippocampusConfig {
-    /// Most records held; at capacity one non-long-term record is evicted before an insert
-    /// (default 10,000).
+    /// Most records held (default 10,000). A capture that finds the store full first evicts
+    /// the [`eviction_fraction`](Self::eviction_fraction) of it with the lowest retention
+    /// scores, never a long-term record (see [eviction](crate#eviction-at-capacity)).
     pub max_nodes: usize,
+    /// The share of `max_nodes` one eviction removes, rounded up, at least one record
+    /// (default 0.01: 100 of 10,000). 0 evicts one record at a time, as the original did, at
+    /// the cost of scoring every record on every capture at capacity.
+    pub eviction_fraction: f64,
     /// Most state snapshots held (default 1,000).
     pub state_store_max_entries: usize,
     /// Where `save_configured`, `load_configured` and the auto-save after sleep go (default
@@ -102,6 +107,7 @@ impl Default for HippocampusConfig {
     fn default() -> Self {
         Self {
             max_nodes: 10_000,
+            eviction_fraction: 0.01,
             state_store_max_entries: 1_000,
             persistence_path: None,
             indexed_keys: IndexedKeys::default(),
@@ -131,8 +137,8 @@ impl Default for HippocampusConfig {
 }
 
 impl HippocampusConfig {
-    /// Checks the settings: capacities at least 1, thresholds and promotion levels in
-    /// `[0, 1]`, the boost finite and not negative, ages at least a microsecond, and a
+    /// Checks the settings: capacities at least 1, the eviction fraction, thresholds and
+    /// promotion levels in `[0, 1]`, the boost finite and not negative, ages at least a microsecond, and a
     /// default trust (when given) in `[0, 1]`.
     pub fn validate(&self) -> maxim_core::Result<()> {
         let at_least_one = |field: &'static str, v: usize| {
@@ -140,6 +146,7 @@ impl HippocampusConfig {
         };
         at_least_one("max_nodes", self.max_nodes)?;
         at_least_one("state_store_max_entries", self.state_store_max_entries)?;
+        check_unit("eviction_fraction", self.eviction_fraction)?;
         check_unit("retention_threshold", self.retention_threshold)?;
         check_unit("compression_threshold", self.compression_threshold)?;
         check_unit("immediate_promotion_salience", self.immediate_promotion_salience)?;
@@ -160,6 +167,12 @@ impl HippocampusConfig {
         Ok(())
     }
 
+    /// How many records one eviction removes: `eviction_fraction` of `max_nodes`, rounded
+    /// up, at least one.
+    pub(crate) fn eviction_batch(&self) -> usize {
+        ((self.eviction_fraction * self.max_nodes as f64).ceil() as usize).max(1)
+    }
+
     /// The trust of a capture that names none.
     pub(crate) fn trust_for(&self, source: &Source) -> f64 {
         self.default_trust.unwrap_or_else(|| source.default_trust().get())
@@ -170,6 +183,7 @@ impl fmt::Debug for HippocampusConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HippocampusConfig")
             .field("max_nodes", &self.max_nodes)
+            .field("eviction_fraction", &self.eviction_fraction)
             .field("state_store_max_entries", &self.state_store_max_entries)
             .field("persistence_path", &self.persistence_path)
             .field("indexed_keys", &self.indexed_keys)

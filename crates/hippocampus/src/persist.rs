@@ -341,6 +341,7 @@ impl Hippocampus {
         self.queries.store(r.queries, std::sync::atomic::Ordering::Relaxed);
         self.vectors = r.vectors;
         self.names = r.names;
+        self.evict_pool.reset();
         if let Some(id) = r.max_id {
             self.ids.observe(id);
         }

@@ -200,6 +200,7 @@ pub struct Hippocampus {
     pub(crate) temporal: Option<Arc<dyn TemporalContext>>,
     pub(crate) vectors: Option<VectorIndex>,
     pub(crate) names: FxHashSet<Name>,
+    pub(crate) evict_pool: crate::capture::EvictionPool,
 }
 
 impl fmt::Debug for Hippocampus {
@@ -269,6 +270,7 @@ impl Hippocampus {
             temporal: None,
             vectors,
             names: FxHashSet::default(),
+            evict_pool: crate::capture::EvictionPool::default(),
         })
     }
 
@@ -294,6 +296,7 @@ impl Hippocampus {
             temporal: None,
             vectors: self.vectors.clone(),
             names: self.names.clone(),
+            evict_pool: self.evict_pool.clone(),
         }
     }
 

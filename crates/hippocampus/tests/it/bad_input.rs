@@ -120,6 +120,8 @@ fn bad_configurations_are_refused() {
     let clock = maxim_core::ManualClock::new(T0);
     let bad = [
         HippocampusConfig { max_nodes: 0, ..HippocampusConfig::default() },
+        HippocampusConfig { eviction_fraction: 1.5, ..HippocampusConfig::default() },
+        HippocampusConfig { eviction_fraction: f64::NAN, ..HippocampusConfig::default() },
         HippocampusConfig { retention_threshold: 1.5, ..HippocampusConfig::default() },
         HippocampusConfig { association_threshold: f64::NAN, ..HippocampusConfig::default() },
         HippocampusConfig { long_term_retention_boost: -2.0, ..HippocampusConfig::default() },

@@ -179,6 +179,56 @@ fn eviction_at_capacity_takes_the_weakest_and_never_a_long_term_record() {
 }
 
 #[test]
+fn a_full_store_evicts_the_lowest_scored_batch_at_once() {
+    // Capacity 200, 5%: one eviction removes 10 records, the 10 lowest scores at that time.
+    let config =
+        HippocampusConfig { max_nodes: 200, eviction_fraction: 0.05, ..HippocampusConfig::default() };
+    let (clock, mut h) = layer_with(config);
+    let mut e = NewEpisode::default();
+    e.perception.salience = 0.99;
+    let long_term = h.capture(e).unwrap(); // the oldest and weakest, but long-term
+    let mut ids = Vec::new();
+    for i in 0..199 {
+        clock.advance(Duration::from_secs(60));
+        ids.push(h.capture(episode(&[], "", if i % 3 == 0 { "look" } else { "" }, None)).unwrap());
+    }
+    clock.advance(Duration::from_secs(60));
+    h.touch(&ids[..5]); // the five oldest are now among the freshest
+    let strategy = h.retention_strategy();
+    let now = clock.now();
+    let mut expected: Vec<(f64, RecordId)> =
+        h.iter().filter(|r| !r.meta().long_term).map(|r| (strategy.score(r, 0, now), r.id())).collect();
+    expected.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let expected: Vec<RecordId> = expected.into_iter().take(10).map(|e| e.1).collect();
+    assert_eq!(expected, ids[5..15], "the model: the oldest untouched");
+    let deleted = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&deleted);
+    h.on_delete(Box::new(move |id| {
+        sink.lock().unwrap().push(id);
+        Ok(())
+    }));
+    let newest = h.capture(NewEpisode::default()).unwrap();
+    assert_eq!(*deleted.lock().unwrap(), expected, "lowest first");
+    assert_eq!((h.len(), h.counters().evictions), (191, 10));
+    assert!(h.contains(long_term) && h.contains(newest) && ids[..5].iter().all(|&id| h.contains(id)));
+    assert!(h.check_consistency().is_consistent());
+    // The room is filled without evicting; the next capture at capacity evicts a batch again.
+    for _ in 0..9 {
+        h.capture(NewEpisode::default()).unwrap();
+    }
+    assert_eq!((h.len(), h.counters().evictions), (200, 10));
+    h.capture(NewEpisode::default()).unwrap();
+    assert_eq!((h.len(), h.counters().evictions), (191, 20));
+    // Fraction 0 evicts one at a time, as the original did.
+    let config = HippocampusConfig { max_nodes: 3, eviction_fraction: 0.0, ..HippocampusConfig::default() };
+    let (_c, mut one) = layer_with(config);
+    for _ in 0..5 {
+        one.capture(NewEpisode::default()).unwrap();
+    }
+    assert_eq!((one.len(), one.counters().evictions), (3, 2));
+}
+
+#[test]
 fn with_only_long_term_records_the_store_goes_over_capacity() {
     let config = HippocampusConfig { max_nodes: 2, ..HippocampusConfig::default() };
     let (_clock, mut h) = layer_with(config);

@@ -5,11 +5,13 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use hippocampus::{Hippocampus, NewEpisode, Perception, RecallFilter};
-use maxim_core::{RecordId, Timestamp};
+use std::sync::{Arc, Mutex};
+
+use hippocampus::{Episode, Hippocampus, HippocampusConfig, NewEpisode, Perception, RecallFilter};
+use maxim_core::{EdgeKind, RecordId, Timestamp};
 use proptest::prelude::*;
 
-use crate::common::{T0, layer};
+use crate::common::{T0, layer, layer_with};
 
 const OBJECTS: [&str; 5] = ["mug", "cup", "box", "door", "Mug"];
 const PEOPLE: [&str; 2] = ["Ana", "Bo"];
@@ -205,5 +207,105 @@ proptest! {
         let got: Vec<(RecordId, u32)> =
             h.recall_similar(&probe, limit, include_compressed).into_iter().map(|(e, n)| (e.id(), n)).collect();
         prop_assert_eq!(got, expected);
+    }
+}
+
+/// One step of the eviction model: capture (with a salience that may make it long-term, and
+/// objects that may associate it), remove, compress, touch or promote.
+#[derive(Debug, Clone)]
+enum EvictOp {
+    Capture { salience: u8, objects: Vec<usize> },
+    Remove(usize),
+    Compress(usize),
+    Touch(usize),
+    Promote(usize),
+}
+
+fn evict_op() -> impl Strategy<Value = EvictOp> {
+    prop_oneof![
+        8 => (0u8..4, prop::collection::vec(0..OBJECTS.len(), 0..3))
+            .prop_map(|(salience, objects)| EvictOp::Capture { salience, objects }),
+        1 => (0usize..64).prop_map(EvictOp::Remove),
+        1 => (0usize..64).prop_map(EvictOp::Compress),
+        1 => (0usize..64).prop_map(EvictOp::Touch),
+        1 => (0usize..64).prop_map(EvictOp::Promote),
+    ]
+}
+
+/// The records a capture at capacity must evict: the `batch` lowest (score, timestamp, id)
+/// among those that are not long-term, lowest first.
+fn naive_victims(h: &Hippocampus, batch: usize) -> Vec<RecordId> {
+    let strategy = h.retention_strategy();
+    let now = h.now();
+    let mut all: Vec<(f64, (Timestamp, RecordId))> = h
+        .iter()
+        .filter(|r| !r.meta().long_term)
+        .map(|r| {
+            let degree = match r {
+                Episode::Full(_) => h.associative_graph().out_degree(r.id(), Some(EdgeKind::Associates)),
+                Episode::Compressed(c) => c.edge_count as usize,
+            };
+            (strategy.score(r, degree, now), (r.meta().timestamp, r.id()))
+        })
+        .collect();
+    all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    all.into_iter().take(batch).map(|(_, (_, id))| id).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Every eviction removes exactly the lowest-scored batch of records that are not
+    /// long-term, whether it scores every record or only its pool, in stores that are
+    /// mostly long-term or mostly not.
+    #[test]
+    fn eviction_agrees_with_a_naive_model(ops in prop::collection::vec(evict_op(), 1..160)) {
+        let config = HippocampusConfig { max_nodes: 24, eviction_fraction: 0.1, ..HippocampusConfig::default() };
+        let (clock, mut h) = layer_with(config);
+        let deleted = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&deleted);
+        h.on_delete(Box::new(move |id| {
+            sink.lock().unwrap().push(id);
+            Ok(())
+        }));
+        let mut ids: Vec<RecordId> = Vec::new();
+        for op in &ops {
+            clock.advance(Duration::from_secs(3_000));
+            let pick = |i: usize| ids.get(i % ids.len().max(1)).copied();
+            match op {
+                EvictOp::Capture { salience, objects } => {
+                    let expected = if h.len() >= 24 { naive_victims(&h, 3) } else { Vec::new() };
+                    deleted.lock().unwrap().clear();
+                    let mut e = NewEpisode::default();
+                    // Half the captures are long-term, so stores of every mix arise.
+                    e.perception.salience = [0.2, 0.6, 1.0, 1.0][usize::from(*salience)];
+                    e.perception.detected_objects = objects.iter().map(|&o| OBJECTS[o].into()).collect();
+                    ids.push(h.capture(e).unwrap());
+                    prop_assert_eq!(&*deleted.lock().unwrap(), &expected);
+                }
+                EvictOp::Remove(i) => {
+                    if let Some(id) = pick(*i) {
+                        let _removed = h.remove(id);
+                    }
+                }
+                EvictOp::Compress(i) => {
+                    if let Some(id) = pick(*i) {
+                        let _compressed = h.compress(id);
+                    }
+                }
+                EvictOp::Touch(i) => {
+                    if let Some(id) = pick(*i) {
+                        h.touch(&[id]);
+                    }
+                }
+                EvictOp::Promote(i) => {
+                    if let Some(id) = pick(*i) {
+                        let _promoted = h.promote(&[id], 1);
+                    }
+                }
+            }
+            ids.retain(|&id| h.contains(id));
+        }
+        prop_assert!(h.check_consistency().is_consistent());
     }
 }
