@@ -106,10 +106,45 @@ impl Postings {
     }
 }
 
-/// The key of a (property key, value) entry: unambiguous, and equal for equal values (values
-/// that print alike share an entry; readers re-check the value itself).
+/// The key of a (property key, value) entry: unambiguous, and equal for values that are
+/// [`same_value`](crate::properties::same_value) (numbers print by value, a zero without its
+/// sign); values that print alike share an entry, and readers re-check the value itself.
 pub(crate) fn property_value_key(key: &str, value: &Value) -> String {
-    format!("{}:{key}{value}", key.len())
+    let mut out = format!("{}:{key}", key.len());
+    write_value(&mut out, value);
+    out
+}
+
+/// Writes `value` as its `Display` does, with `-0.0` as `0` (so that it meets `Int(0)`).
+fn write_value(out: &mut String, value: &Value) {
+    use std::fmt::Write as _;
+    match value {
+        Value::Float(x) if *x == 0.0 => out.push('0'),
+        Value::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Map(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "{k:?}: ");
+                write_value(out, v);
+            }
+            out.push('}');
+        }
+        other => {
+            let _ = write!(out, "{other}");
+        }
+    }
 }
 
 /// Every lookup of §4.5.
@@ -159,6 +194,19 @@ mod tests {
     #[test]
     fn value_keys_are_unambiguous() {
         assert_ne!(property_value_key("ab", &Value::from("c")), property_value_key("a", &Value::from("bc")));
-        assert_eq!(property_value_key("n", &Value::Int(1)), property_value_key("n", &Value::Float(1.0)));
+        let same = [
+            (Value::Int(1), Value::Float(1.0)),
+            (Value::Int(0), Value::Float(-0.0)),
+            (
+                Value::List(vec![Value::Int(2), Value::Float(-0.0)]),
+                Value::List(vec![Value::Float(2.0), Value::Int(0)]),
+            ),
+        ];
+        for (a, b) in same {
+            assert!(crate::properties::same_value(&a, &b));
+            assert_eq!(property_value_key("n", &a), property_value_key("n", &b), "{a} / {b}");
+        }
+        let map: maxim_core::value::Map = [("k", Value::Float(-0.0))].into_iter().collect();
+        assert_eq!(property_value_key("n", &Value::Map(map)), "1:n{\"k\": 0}");
     }
 }

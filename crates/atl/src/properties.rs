@@ -13,6 +13,12 @@
 //! the claim made last) or for every claim. A contradiction stays open until a caller resolves
 //! it explicitly, by retracting a claim or accepting one value.
 //!
+//! Values are compared by [`same_value`]: numbers by their value, so `Int(1)` and
+//! `Float(1.0)` are the same claim. A value holding a NaN or an infinity anywhere is refused
+//! (NaN equals nothing, not even itself, so it would contradict every claim, its own source's
+//! restatement included), and so is one nested deeper than the snapshot codec reads back
+//! ([`MAX_DEPTH`]).
+//!
 //! ```
 //! use atl::properties::{PropertyChange, Properties};
 //! use maxim_core::{Source, Timestamp, Trust, value::Value};
@@ -32,7 +38,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use maxim_core::value::Value;
+use maxim_core::value::{MAX_DEPTH, Value};
 use maxim_core::{RecordId, Source, Timestamp, Trust};
 use serde::{Deserialize, Serialize};
 
@@ -95,10 +101,10 @@ impl Property {
         &self.current_claim().value
     }
 
-    /// True when two sources claim different values.
+    /// True when two sources claim different values (by [`same_value`]).
     pub fn is_contested(&self) -> bool {
         let first = &self.claims[0].value;
-        self.claims[1..].iter().any(|c| c.value != *first)
+        self.claims[1..].iter().any(|c| !same_value(&c.value, first))
     }
 
     /// The claims ranked for display: the current one first, then by trust and time descending.
@@ -160,11 +166,11 @@ impl Contradiction {
         &self.claims[0]
     }
 
-    /// The distinct values claimed, the current one first.
+    /// The distinct values claimed (by [`same_value`]), the current one first.
     pub fn values(&self) -> Vec<&Value> {
         let mut out: Vec<&Value> = Vec::with_capacity(self.claims.len());
         for c in &self.claims {
-            if !out.contains(&&c.value) {
+            if !out.iter().any(|v| same_value(v, &c.value)) {
                 out.push(&c.value);
             }
         }
@@ -228,7 +234,8 @@ impl Properties {
 
     /// Records `source`'s claim that `key` is `value` (see the [module docs](self)).
     ///
-    /// Errors: a key without a letter or digit ([`Error::EmptyName`]); nothing changes.
+    /// Errors (nothing changes): a key without a letter or digit ([`Error::EmptyName`]); a value
+    /// holding a NaN or an infinity, or nested deeper than [`MAX_DEPTH`] (see [`check_value`]).
     pub fn set(
         &mut self,
         key: &str,
@@ -238,13 +245,14 @@ impl Properties {
         at: Timestamp,
     ) -> Result<SetOutcome> {
         let key = check_key(key)?;
+        check_value(&value)?;
         let claim = Claim { value, source, trust, at };
         let Some(prop) = self.0.iter_mut().find(|p| p.key == key) else {
             self.0.push(Property { key: key.to_owned(), claims: vec![claim] });
             return Ok(SetOutcome { change: PropertyChange::Added, contested: false });
         };
         let change = if let Some(own) = prop.claims.iter_mut().find(|c| c.source == claim.source) {
-            if own.value == claim.value {
+            if same_value(&own.value, &claim.value) {
                 *own = claim;
                 PropertyChange::Confirmed
             } else {
@@ -252,7 +260,7 @@ impl Properties {
                 PropertyChange::Superseded { previous }
             }
         } else {
-            let agrees = prop.claims.iter().any(|c| c.value == claim.value);
+            let agrees = prop.claims.iter().any(|c| same_value(&c.value, &claim.value));
             prop.claims.push(claim);
             if agrees { PropertyChange::Corroborated } else { PropertyChange::Disputed }
         };
@@ -271,15 +279,15 @@ impl Properties {
         Some(claim)
     }
 
-    /// Keeps only the claims on `key` whose value is `value`; returns the claims dropped.
-    /// `None` when no claim on `key` has that value (then nothing changes).
+    /// Keeps only the claims on `key` whose value is `value` (by [`same_value`]); returns the
+    /// claims dropped. `None` when no claim on `key` has that value (then nothing changes).
     pub fn accept(&mut self, key: &str, value: &Value) -> Option<Vec<Claim>> {
         let prop = self.0.iter_mut().find(|p| p.key == key.trim())?;
-        if !prop.claims.iter().any(|c| c.value == *value) {
+        if !prop.claims.iter().any(|c| same_value(&c.value, value)) {
             return None;
         }
         let (kept, dropped): (Vec<Claim>, Vec<Claim>) =
-            std::mem::take(&mut prop.claims).into_iter().partition(|c| c.value == *value);
+            std::mem::take(&mut prop.claims).into_iter().partition(|c| same_value(&c.value, value));
         prop.claims = kept;
         Some(dropped)
     }
@@ -310,7 +318,7 @@ impl Properties {
     }
 
     /// Checks what deserialisation cannot: keys non-empty and distinct, every property with at
-    /// least one claim and at most one claim per source.
+    /// least one claim and at most one claim per source, every value finite.
     pub(crate) fn validate(&self) -> std::result::Result<(), String> {
         for (i, p) in self.0.iter().enumerate() {
             if check_key(&p.key).map_or(true, |k| k != p.key) {
@@ -326,10 +334,92 @@ impl Properties {
                 if p.claims[..j].iter().any(|d| d.source == c.source) {
                     return Err(format!("property {:?} has two claims from {}", p.key, c.source));
                 }
+                if let Err(err) = check_value(&c.value) {
+                    return Err(format!("property {:?}: {err}", p.key));
+                }
             }
         }
         Ok(())
     }
+}
+
+/// Whether `a` and `b` are the same property value: equal, except that numbers compare by
+/// value (`Int(1)` and `Float(1.0)` are the same, `Int(2^53 + 1)` and `Float(2^53)` are not),
+/// in lists element by element and in maps entry by entry (same keys in the same order).
+///
+/// ```
+/// use atl::properties::same_value;
+/// use maxim_core::value::Value;
+/// assert!(same_value(&Value::Int(1), &Value::Float(1.0)));
+/// assert!(same_value(&Value::List(vec![Value::Float(2.0)]), &Value::List(vec![Value::Int(2)])));
+/// assert!(!same_value(&Value::Int(1), &Value::Float(1.5)));
+/// assert!(!same_value(&Value::Int(1), &Value::from("1")));
+/// ```
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(i), Value::Float(x)) | (Value::Float(x), Value::Int(i)) => int_equals_float(*i, *x),
+        (Value::List(xs), Value::List(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same_value(x, y))
+        }
+        (Value::Map(xs), Value::Map(ys)) => {
+            xs.len() == ys.len()
+                && xs.iter().zip(ys.iter()).all(|((kx, x), (ky, y))| kx == ky && same_value(x, y))
+        }
+        _ => a == b,
+    }
+}
+
+/// Whether the float `x` is exactly the integer `i`.
+fn int_equals_float(i: i64, x: f64) -> bool {
+    // -2^63 <= x < 2^63 and integral: the conversion is exact.
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    x.fract() == 0.0 && (-TWO_63..TWO_63).contains(&x) && x as i64 == i
+}
+
+/// Checks that a property value holds no NaN or infinity (at any depth) and nests lists and
+/// maps at most [`MAX_DEPTH`] levels deep, as the snapshot codec reads them back.
+///
+/// Errors: [`maxim_core::Error::OutOfRange`] for a number that is not finite,
+/// [`maxim_core::Error::InvalidArgument`] for a value nested too deeply (both inside
+/// [`Error::Core`]).
+///
+/// ```
+/// use atl::properties::check_value;
+/// use maxim_core::value::Value;
+/// assert!(check_value(&Value::List(vec![Value::Float(0.5), Value::Int(3)])).is_ok());
+/// assert!(check_value(&Value::List(vec![Value::Float(f64::NAN)])).is_err());
+/// ```
+pub fn check_value(value: &Value) -> Result<()> {
+    let mut stack: Vec<(&Value, u32)> = vec![(value, 0)];
+    while let Some((v, depth)) = stack.pop() {
+        match v {
+            Value::Float(x) if !x.is_finite() => {
+                return Err(Error::out_of_range("property value", *x, "a finite number"));
+            }
+            Value::List(items) => {
+                nested(depth)?;
+                stack.extend(items.iter().map(|item| (item, depth + 1)));
+            }
+            Value::Map(map) => {
+                nested(depth)?;
+                stack.extend(map.values().map(|item| (item, depth + 1)));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a list or map at `depth` levels of nesting already when one more exceeds
+/// [`MAX_DEPTH`].
+fn nested(depth: u32) -> Result<()> {
+    if depth >= MAX_DEPTH {
+        return Err(Error::Core(maxim_core::Error::invalid(
+            "property value",
+            format!("lists and maps nested more than {MAX_DEPTH} levels deep"),
+        )));
+    }
+    Ok(())
 }
 
 /// The trimmed key, or an error when it has no letter or digit.

@@ -49,7 +49,7 @@ use crate::consolidate::EvictionQueue;
 use crate::error::{Error, Result};
 use crate::index::{ContextIndex, property_value_key};
 use crate::names::NameIndex;
-use crate::properties::{Claim, Contradiction, Property, PropertyChange, check_key};
+use crate::properties::{Claim, Contradiction, Property, PropertyChange, check_key, check_value, same_value};
 use crate::registry::RelationshipRegistry;
 
 /// The layer's name.
@@ -959,7 +959,7 @@ impl Atl {
             let Some(prop) = concept.and_then(|c| c.properties.get(key)) else {
                 return false;
             };
-            if filter.property_value.as_ref().is_some_and(|v| prop.current() != v) {
+            if filter.property_value.as_ref().is_some_and(|v| !same_value(prop.current(), v)) {
                 return false;
             }
         }
@@ -1121,8 +1121,13 @@ impl Atl {
     /// the returned [`PropertyWrite`] carries the open [`Contradiction`]. Writing is not an
     /// access.
     ///
+    /// Values compare by [`same_value`](crate::properties::same_value) (`Int(1)` and
+    /// `Float(1.0)` agree).
+    ///
     /// Errors (nothing changes): unknown or compressed concept, a key without a letter or
-    /// digit, a trust outside `[0, 1]`.
+    /// digit, a trust outside `[0, 1]`, a value holding a NaN or an infinity anywhere
+    /// ([`maxim_core::Error::OutOfRange`]) or nested too deeply (see
+    /// [`check_value`](crate::properties::check_value)).
     pub fn set_property(
         &mut self,
         id: RecordId,
@@ -1137,6 +1142,7 @@ impl Atl {
         let slot = self.full_slot(id, "properties")?;
         let now = self.clock.now();
         let value = value.into();
+        check_value(&value)?;
         let outcome = self.edit_properties(slot, |c| c.properties.set(key, value, source, trust, now))?;
         let contradiction = if outcome.contested {
             self.state.counters.contradictions_reported += 1;

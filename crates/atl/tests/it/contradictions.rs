@@ -155,3 +155,74 @@ fn compressed_concepts_refuse_property_writes() {
         Err(Error::Compressed { what: "properties", .. })
     ));
 }
+
+#[test]
+fn values_that_are_not_finite_are_refused_at_any_depth() {
+    let (_clock, mut atl) = layer();
+    let mug = atl.find_or_create(&spec("mug", "object")).unwrap().id;
+    atl.set_property(mug, "weight", 1.5, Source::UserStated, 1.0).unwrap();
+    let mut nested = maxim_core::value::Map::new();
+    nested.insert("grams", Value::List(vec![Value::Int(3), Value::Float(f64::INFINITY)]));
+    let bad = [
+        Value::Float(f64::NAN),
+        Value::Float(f64::NEG_INFINITY),
+        Value::List(vec![Value::Null, Value::Float(f64::NAN)]),
+        Value::Map(nested),
+    ];
+    let before = crate::common::fingerprint(&atl);
+    for value in bad {
+        for source in [Source::UserStated, web("x.org")] {
+            let err = atl.set_property(mug, "weight", value.clone(), source, 0.5).unwrap_err();
+            assert!(matches!(err, Error::Core(maxim_core::Error::OutOfRange { .. })), "{value}: {err}");
+        }
+    }
+    let mut deep = Value::Int(1);
+    for _ in 0..=maxim_core::value::MAX_DEPTH {
+        deep = Value::List(vec![deep]);
+    }
+    let err = atl.set_property(mug, "deep", deep, Source::UserStated, 1.0).unwrap_err();
+    assert!(matches!(err, Error::Core(maxim_core::Error::InvalidArgument { .. })), "{err}");
+    assert_eq!(crate::common::fingerprint(&atl), before, "nothing changed");
+    assert!(!atl.is_contested(mug));
+}
+
+#[test]
+fn a_value_nested_as_deep_as_the_codec_reads_round_trips() {
+    let (clock, mut atl) = layer();
+    let mug = atl.find_or_create(&spec("mug", "object")).unwrap().id;
+    let mut deep = Value::Int(1);
+    for _ in 0..maxim_core::value::MAX_DEPTH {
+        deep = Value::List(vec![deep]);
+    }
+    atl.set_property(mug, "deep", deep.clone(), Source::UserStated, 1.0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("atl.snap");
+    atl.save(&path).unwrap();
+    let mut fresh = atl::Atl::with_clock(clock.shared());
+    fresh.load(&path).unwrap();
+    assert_eq!(fresh.property(mug, "deep"), Some(&deep));
+}
+
+#[test]
+fn numbers_agree_by_value() {
+    let (_clock, mut atl) = layer();
+    let mug = atl.find_or_create(&spec("mug", "object")).unwrap().id;
+    atl.set_property(mug, "count", 1i64, Source::ToolResult, 0.8).unwrap();
+    let other = atl.set_property(mug, "count", 1.0, Source::UserStated, 1.0).unwrap();
+    assert_eq!((other.change, other.contradiction), (PropertyChange::Corroborated, None));
+    let again = atl.set_property(mug, "count", 1.0, Source::ToolResult, 0.8).unwrap();
+    assert_eq!(again.change, PropertyChange::Confirmed, "Int(1) restated as Float(1.0)");
+    let zero = atl.set_property(mug, "offset", -0.0, Source::ToolResult, 0.8).unwrap();
+    assert_eq!(zero.change, PropertyChange::Added);
+    let zero = atl.set_property(mug, "offset", 0i64, Source::UserStated, 1.0).unwrap();
+    assert_eq!(zero.change, PropertyChange::Corroborated);
+    assert!(!atl.is_contested(mug) && atl.contradictions().is_empty());
+    for v in [Value::Int(1), Value::Float(1.0)] {
+        let found = atl.recall(&ConceptFilter::new().property("count", v.clone()), 5);
+        assert_eq!(found.len(), 1, "{v}");
+    }
+    assert_eq!(atl.recall(&ConceptFilter::new().property("offset", 0i64), 5).len(), 1);
+    let disputed = atl.set_property(mug, "count", 1.5, web("x.org"), 0.3).unwrap();
+    assert_eq!(disputed.change, PropertyChange::Disputed);
+    assert_eq!(disputed.contradiction.unwrap().values().len(), 2, "1 and 1.0 are one value");
+}
