@@ -14,7 +14,10 @@
 //!   and persistence. It implements the core [`MemoryLayer`](maxim_core::MemoryLayer) and
 //!   [`ConceptStore`](maxim_core::ConceptStore) traits.
 //! - [`Concept`] and [`SemanticRecord`]: a concept in full, or the [`CompressedSemantic`] form
-//!   consolidation leaves; confidence follows the seed's rule ([`confidence_for`]).
+//!   consolidation leaves; confidence follows the seed's rule ([`confidence_for`]). A
+//!   `find_or_create` hit reinforces only a full concept: a compressed one is found (and
+//!   takes a similar name as an alias), but its count and confidence stay as they are, since
+//!   it keeps no episodes to show for them ([`FindOrCreate::reinforced`] is false).
 //! - [`RelationshipRegistry`]: the fifteen built-in relationship types and the ones agents
 //!   propose; relationships are defined, reinforced, found and updated on [`Atl`] (see
 //!   [`relations`]).

@@ -42,8 +42,7 @@ use maxim_core::{
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::concept::{
-    Concept, MAX_ALIASES, MAX_REFS_PER_LAYER, MAX_SOURCE_EPISODES, MemoryRefs, SemanticRecord,
-    default_source, merge_provenance,
+    Concept, MAX_ALIASES, MAX_REFS_PER_LAYER, MemoryRefs, SemanticRecord, default_source, merge_provenance,
 };
 use crate::consolidate::EvictionQueue;
 use crate::error::{Error, Result};
@@ -247,7 +246,9 @@ pub struct FindOrCreate {
     pub id: RecordId,
     /// True when it was created.
     pub created: bool,
-    /// True when an existing concept was reinforced (a source episode was given).
+    /// True when an existing concept was reinforced: a source episode was given and the
+    /// concept is held in full. A compressed concept is found but never reinforced (see
+    /// [`Atl::find_or_create`]).
     pub reinforced: bool,
     /// How the name matched.
     pub matched: MatchKind,
@@ -510,7 +511,8 @@ impl State {
     }
 
     /// Appends a validated record whose id is new, with every index, graph node and vector;
-    /// a concept keeps its newest [`MAX_SOURCE_EPISODES`] source episodes.
+    /// a concept keeps its newest [`MAX_SOURCE_EPISODES`](crate::MAX_SOURCE_EPISODES) source
+    /// episodes.
     pub(crate) fn push(
         &mut self,
         mut record: SemanticRecord,
@@ -787,10 +789,15 @@ impl Atl {
     /// The name's [`name_key`] is looked up in its category: first exactly (the name or an
     /// alias of a concept), then by similarity with the names of blocked candidates (see
     /// [`names`](crate::names); aliases are found exactly only, so merges never chain). A
-    /// similar name becomes an alias of the concept, so the next lookup is exact. A hit with a source episode reinforces the concept (its provenance
-    /// becomes hybrid when the spec's differs); a hit fills an empty definition. A miss creates
-    /// a concept from the spec (reinforcement count 1, confidence 0.6, the spec's source and
-    /// trust, the episode if any).
+    /// similar name becomes an alias of the concept, so the next lookup is exact.
+    ///
+    /// A hit with a source episode on a full concept reinforces it (the episode is recorded,
+    /// and the provenance becomes hybrid when the spec's differs); a hit fills an empty
+    /// definition. A hit on a compressed concept changes neither its count nor its confidence
+    /// (`reinforced` is false, as in §4.5): it keeps no episodes, and confidence its evidence
+    /// cannot show would break provenance; it still takes a similar name as an alias. A miss
+    /// creates a concept from the spec (reinforcement count 1, confidence 0.6, the spec's
+    /// source and trust, the episode if any).
     ///
     /// Errors (nothing changes): a name without a letter or digit ([`Error::EmptyName`]), a
     /// trust outside `[0, 1]`.
@@ -833,25 +840,22 @@ impl Atl {
         Ok(FindOrCreate { id, created: true, reinforced: false, matched: MatchKind::Created })
     }
 
-    /// What a found concept takes from the spec; returns whether it was reinforced.
+    /// What a found concept takes from the spec; returns whether it was reinforced (only a
+    /// full concept is).
     fn apply_hit(&mut self, id: RecordId, spec: &ConceptSpec, now: Timestamp) -> bool {
         let slot = self.state.slot(id).expect("indexed names belong to held concepts");
-        let record = &mut self.state.records[slot];
+        let SemanticRecord::Full(c) = &mut self.state.records[slot] else {
+            return false;
+        };
         let reinforced = spec.source_episode.is_some();
         if reinforced {
-            record.reinforce(spec.source_episode, now);
-            let provenance = match record {
-                SemanticRecord::Full(c) => &mut c.provenance,
-                SemanticRecord::Compressed(c) => &mut c.provenance,
-            };
-            *provenance = merge_provenance(*provenance, spec.provenance);
+            c.reinforce(spec.source_episode, now);
+            c.provenance = merge_provenance(c.provenance, spec.provenance);
             self.state.counters.reinforcements += 1;
         }
-        if let SemanticRecord::Full(c) = record {
-            if c.definition.trim().is_empty() && !spec.definition.trim().is_empty() {
-                c.definition.clone_from(&spec.definition);
-                self.state.embed(slot, &*self.embedder, &mut self.scratch.vector);
-            }
+        if c.definition.trim().is_empty() && !spec.definition.trim().is_empty() {
+            c.definition.clone_from(&spec.definition);
+            self.state.embed(slot, &*self.embedder, &mut self.scratch.vector);
         }
         reinforced
     }
@@ -873,7 +877,10 @@ impl Atl {
     }
 
     /// Reinforces concept `id` now, crediting `episode` if given (§4.2).
-    /// Errors: [`Error::UnknownConcept`].
+    ///
+    /// Unlike a [`find_or_create`](Self::find_or_create) hit, an explicit call reinforces a
+    /// compressed concept too (count, confidence and trace), but it keeps no episodes, so
+    /// `episode` is not recorded then. Errors: [`Error::UnknownConcept`].
     pub fn reinforce(&mut self, id: RecordId, episode: Option<RecordId>) -> Result<()> {
         let slot = self.state.require(id)?;
         let now = self.clock.now();
@@ -1299,6 +1306,7 @@ impl<'f> Prepared<'f> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::concept::MAX_SOURCE_EPISODES;
     use maxim_core::{ManualClock, MemoryLayer};
 
     fn layer() -> (ManualClock, Atl) {

@@ -161,6 +161,28 @@ fn creation_and_reinforcement_are_reported() {
     assert_eq!((counters["concepts_created"], counters["reinforcements"]), (1, 1));
 }
 
+/// §4.5: a hit reinforces only a full concept; a compressed one keeps no episodes.
+#[test]
+fn a_compressed_concept_is_found_but_not_reinforced() {
+    let (_clock, mut atl) = layer();
+    let old = atl.new_concept("coffee mug", "object").unwrap();
+    let id = atl.store(atl::CompressedSemantic::from_concept(old, 0).into()).unwrap();
+    let before = atl.peek(id).unwrap().clone();
+    let mut seen = spec("coffee mugs", "object");
+    seen.source_episode = Some(RecordId::from_u128(9));
+    seen.provenance = ConceptProvenance::AgentInference;
+    let hit = atl.find_or_create(&seen).unwrap();
+    assert_eq!((hit.id, hit.created, hit.reinforced, hit.matched), (id, false, false, MatchKind::Exact));
+    assert_eq!(atl.peek(id), Some(&before), "count, confidence, provenance and access unchanged");
+    seen.name = "cofee mug".into();
+    let similar = atl.find_or_create(&seen).unwrap();
+    assert!(!similar.reinforced && matches!(similar.matched, MatchKind::Similar { .. }));
+    let after = atl.peek(id).unwrap();
+    assert_eq!(after.aliases(), ["cofee mug"], "the name is still remembered");
+    assert_eq!((after.reinforcement_count(), after.confidence()), (1, before.confidence()));
+    assert_eq!(atl.stats().counters["reinforcements"], 0);
+}
+
 #[test]
 fn a_created_concept_takes_the_spec() {
     let (_clock, mut atl) = layer();
