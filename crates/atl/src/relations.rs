@@ -402,32 +402,6 @@ impl Atl {
         self.state.registry.propose_type(name, description, symmetric, reflexive)
     }
 
-    /// Rebuilds the concept graph with each concept's outgoing edges (and their metadata) laid
-    /// out together in memory, in the order of the store. The graph holds the same nodes and
-    /// edges afterwards; walks over it (spreading activation, finding and defining
-    /// relationships) touch far fewer cache lines on a large store. Consolidation runs it; a
-    /// loaded graph is laid out this way already.
-    pub fn compact_graph(&mut self) -> Result<()> {
-        let _s = tracing::debug_span!("atl_compact_graph", n_edges = self.state.graph.edge_count()).entered();
-        let old = &self.state.graph;
-        let mut fresh = Graph::with_capacity(old.node_count(), old.edge_count());
-        for record in &self.state.records {
-            fresh.add_node(record.id())?;
-        }
-        let mut edges = Vec::new();
-        for record in &self.state.records {
-            edges.clear();
-            edges.extend(old.outgoing(record.id()));
-            // Outgoing lists iterate newest first; re-adding oldest first keeps that order.
-            for e in edges.iter().rev() {
-                fresh.add_edge(e.source, e.target, e.kind, e.weight, e.meta.cloned())?;
-            }
-        }
-        debug_assert!(fresh == *old);
-        self.state.graph = fresh;
-        Ok(())
-    }
-
     /// Spreading activation from `seeds` with `params`: up to `limit` concepts (seeds excluded)
     /// with their activation, strongest first (ties by id). No access is recorded.
     pub fn recall_associated_with(
@@ -536,24 +510,6 @@ mod tests {
         let incoming = atl.find_relationships(ids[0], None, Direction::Incoming, 10).unwrap();
         assert_eq!(incoming.len(), 2, "incoming lists the reverse of the symmetric pair");
         assert_eq!(atl.find_relationships(ids[0], None, Direction::Both, 1).unwrap().len(), 1);
-    }
-
-    #[test]
-    fn compaction_keeps_the_same_graph() {
-        let (mut atl, ids) = layer_with(30);
-        for (i, &a) in ids.iter().enumerate() {
-            let rel = if i % 2 == 0 { "RELATED_TO" } else { "CAUSES" };
-            for &b in ids.iter().skip(i + 1).step_by(4) {
-                atl.define_relationship(a, b, rel, 0.5, 0.6).unwrap();
-            }
-        }
-        atl.remove_concept(ids[3]).unwrap();
-        let before = atl.concept_graph().clone();
-        let found = atl.find_relationships(ids[0], None, Direction::Both, 100).unwrap().len();
-        atl.compact_graph().unwrap();
-        assert_eq!(*atl.concept_graph(), before);
-        assert_eq!(atl.find_relationships(ids[0], None, Direction::Both, 100).unwrap().len(), found);
-        assert_eq!(atl.concept_graph().node_count(), 29);
     }
 
     #[test]
