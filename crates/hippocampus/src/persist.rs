@@ -1,8 +1,9 @@
 //! Persistence (`spec/maxim-reference.md` §3.13) through the core snapshot codec.
 //!
 //! A snapshot of kind `hippocampus` holds everything: the records (full and compressed,
-//! oldest first), the context-index keys and each record's keys (compressed records no
-//! longer hold the objects their keys came from), the graph with every edge and its kind
+//! oldest first), the index keys of each compressed record (it no longer holds the objects
+//! its keys came from; a full record's keys are derived again from its fields on load, for
+//! the kinds the loading layer indexes), the graph with every edge and its kind
 //! (the original kept only ASSOCIATES edges), the consolidation queue, the state
 //! snapshots in LRU order, and the counters. Writes are atomic with a backup
 //! ([`maxim_core::codec::save`]). A load decodes and checks the whole file and builds the new
@@ -46,12 +47,12 @@ use rustc_hash::FxHashSet;
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::episode::{Episode, Name};
+use crate::episode::{Episode, MAX_NAMES, Name};
 use crate::error::{Error, Result};
 use crate::hash::StateRef;
 use crate::index::{ContextIndex, IndexKey, KeyId, KeyKind};
 use crate::state_store::StateStore;
-use crate::store::{Counters, Hippocampus, Slots, intern_into};
+use crate::store::{Counters, Hippocampus, Slots, derive_keys, intern_into};
 
 /// The snapshot kind of the episodic layer.
 pub const SNAPSHOT_KIND: &str = "hippocampus";
@@ -103,7 +104,8 @@ struct RecordIn {
     keys: Vec<u32>,
 }
 
-/// The records, oldest first, each with its keys as positions in the key table.
+/// The records, oldest first, each compressed one with its keys as positions in the key
+/// table (a full record lists none).
 struct RecordsOut<'a> {
     hippo: &'a Hippocampus,
     position: Vec<u32>,
@@ -137,7 +139,8 @@ impl Serialize for RecordsOut<'_> {
         let mut seq = serializer.serialize_seq(Some(order.len()))?;
         for &s in order {
             if let Some(record) = h.slots.get(s) {
-                let keys = KeysOut { ids: h.index.keys_of(s), position: &self.position };
+                let ids = if record.is_compressed() { h.index.keys_of(s) } else { &[] };
+                let keys = KeysOut { ids, position: &self.position };
                 seq.serialize_element(&RecordOut { record, keys })?;
             }
         }
@@ -157,6 +160,29 @@ struct Rebuilt {
     vectors: Option<VectorIndex>,
     max_id: Option<RecordId>,
     names: FxHashSet<Name>,
+    saved_at: Timestamp,
+}
+
+/// Most keys a record of a snapshot may list: the four single keys and [`MAX_NAMES`] names.
+const MAX_RECORD_KEYS: usize = 4 + MAX_NAMES;
+
+/// Whether the listed keys (`None`: a kind this layer does not index) are exactly `derived`,
+/// as sets.
+fn same_keys(index: &ContextIndex, listed: &[Option<KeyId>], derived: &[(KeyKind, &str)]) -> bool {
+    let mut listed: Vec<(KeyKind, &str)> = match listed
+        .iter()
+        .map(|k| k.map(|k| (index.kind_of(k), index.text_of(k))))
+        .collect::<Option<Vec<_>>>()
+    {
+        Some(keys) => keys,
+        None => return false,
+    };
+    let mut derived = derived.to_vec();
+    for keys in [&mut listed, &mut derived] {
+        keys.sort_unstable();
+        keys.dedup();
+    }
+    listed == derived
 }
 
 fn corrupt(path: &Path, reason: String) -> Error {
@@ -170,7 +196,7 @@ fn corrupt(path: &Path, reason: String) -> Error {
 
 impl Hippocampus {
     /// Encodes the whole layer as snapshot bytes (header and payload), as [`save`] writes
-    /// them.
+    /// them. Equal contents encode to equal bytes.
     ///
     /// [`save`]: Self::save
     pub fn to_snapshot_bytes(&self) -> Result<Vec<u8>> {
@@ -178,14 +204,27 @@ impl Hippocampus {
     }
 
     fn snapshot_out(&self) -> SnapshotOut<'_> {
-        let live: Vec<(KeyId, KeyKind, &str)> = self.index.live_keys().collect();
-        let mut position = vec![u32::MAX; live.last().map_or(0, |k| k.0 as usize + 1)];
-        for (i, &(k, _, _)) in live.iter().enumerate() {
-            position[k as usize] = i as u32;
+        // The key table holds the keys of compressed records only, by key id.
+        let n_ids = self.index.live_keys().last().map_or(0, |k| k.0 as usize + 1);
+        let mut used = vec![false; n_ids];
+        for (s, rec) in self.slots.iter() {
+            if rec.is_compressed() {
+                for &k in self.index.keys_of(s) {
+                    if let Some(u) = used.get_mut(k as usize) {
+                        *u = true;
+                    }
+                }
+            }
+        }
+        let mut position = vec![u32::MAX; n_ids];
+        let mut keys = Vec::new();
+        for (k, kind, text) in self.index.live_keys().filter(|&(k, _, _)| used[k as usize]) {
+            position[k as usize] = keys.len() as u32;
+            keys.push((kind, text));
         }
         SnapshotOut {
             saved_at: self.clock.now(),
-            keys: live.into_iter().map(|(_, kind, text)| (kind, text)).collect(),
+            keys,
             records: RecordsOut { hippo: self, position },
             graph: &self.graph,
             candidates: self.candidates.iter().copied().collect(),
@@ -265,14 +304,17 @@ impl Hippocampus {
     }
 
     /// Builds the layer's contents from a decoded snapshot, checking that they hold
-    /// together.
+    /// together. A full record is indexed under the keys its fields give (for the kinds this
+    /// layer indexes); a file that lists other keys for it is refused. A compressed record
+    /// keeps the keys the file gives it, of the kinds this layer indexes.
     fn rebuild(&self, path: &Path, snap: SnapshotIn) -> Result<Rebuilt> {
-        let _ = snap.saved_at;
+        let indexed = self.config.indexed_keys;
         let mut index = ContextIndex::default();
-        let mut key_ids: Vec<KeyId> = Vec::with_capacity(snap.keys.len());
+        // The table's keys, `None` for kinds this layer does not index.
+        let mut key_ids: Vec<Option<KeyId>> = Vec::with_capacity(snap.keys.len());
         for (kind, text) in &snap.keys {
             IndexKey::new(*kind, text).map_err(|e| corrupt(path, e.to_string()))?;
-            key_ids.push(index.intern_key(*kind, text));
+            key_ids.push(indexed.contains(*kind).then(|| index.intern_key(*kind, text)));
         }
         let mut slots = Slots::default();
         let mut names = FxHashSet::default();
@@ -283,19 +325,34 @@ impl Hippocampus {
             if slots.slot_of(id).is_some() {
                 return Err(corrupt(path, format!("record {id} appears twice")));
             }
-            let mut ids: Vec<KeyId> = Vec::with_capacity(keys.len());
+            if keys.len() > MAX_RECORD_KEYS {
+                return Err(corrupt(path, format!("record {id} lists {} keys", keys.len())));
+            }
+            let mut listed: Vec<Option<KeyId>> = Vec::with_capacity(keys.len());
             for p in keys {
                 let k = *key_ids.get(p as usize).ok_or_else(|| {
                     corrupt(path, format!("record {id} names key {p} of {}", snap.keys.len()))
                 })?;
-                if !ids.contains(&k) {
-                    ids.push(k);
+                if !listed.contains(&k) {
+                    listed.push(k);
                 }
             }
             max_id = max_id.max(Some(id));
             intern_into(&mut names, &mut record);
             let s = slots.insert(record);
-            index.insert_ids(s, &ids, slots.order());
+            if let Some(Episode::Full(m)) = slots.get(s) {
+                let derived = derive_keys(m, indexed);
+                if !listed.is_empty() && !same_keys(&index, &listed, &derived) {
+                    return Err(corrupt(
+                        path,
+                        format!("record {id} lists index keys that its fields do not give"),
+                    ));
+                }
+                index.insert(s, &derived, slots.order());
+            } else {
+                let ids: Vec<KeyId> = listed.into_iter().flatten().collect();
+                index.insert_ids(s, &ids, slots.order());
+            }
         }
         if let Some((k, kind, text)) = index.live_keys().find(|&(k, _, _)| index.posting(k).is_empty()) {
             return Err(corrupt(path, format!("key {} ({k}) holds no record", IndexKey::new(kind, text)?)));
@@ -328,6 +385,7 @@ impl Hippocampus {
             vectors,
             max_id,
             names,
+            saved_at: snap.saved_at,
         })
     }
 
@@ -345,7 +403,12 @@ impl Hippocampus {
         if let Some(id) = r.max_id {
             self.ids.observe(id);
         }
-        tracing::debug!(n_records = self.len(), n_edges = self.graph.edge_count(), "loaded");
+        tracing::debug!(
+            n_records = self.len(),
+            n_edges = self.graph.edge_count(),
+            saved_at = %r.saved_at,
+            "loaded"
+        );
     }
 }
 
@@ -356,13 +419,19 @@ mod tests {
     use crate::config::HippocampusConfig;
     use maxim_core::{ManualClock, Timestamp};
 
+    /// Two full records and a compressed one, all seeing `mug`, with goals and tools.
     fn store() -> Hippocampus {
         let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
         let mut h = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
         let mut e = NewEpisode::default();
-        e.perception.detected_objects = vec!["mug".into()];
+        e.perception.detected_objects = vec!["mug".into(), "cup".into()];
+        e.context.active_goal = Some("find mug".into());
+        e.action.tool_name = "look".into();
+        let old = h.capture(e.clone()).unwrap();
         h.capture(e.clone()).unwrap();
+        e.perception.detected_objects.pop();
         h.capture(e).unwrap();
+        h.compress(old).unwrap();
         h
     }
 
@@ -370,6 +439,48 @@ mod tests {
         let mut out = h.snapshot_out();
         edit(&mut out);
         codec::encode(SNAPSHOT_KIND, &out).unwrap()
+    }
+
+    /// A snapshot as the first writer made them: every live key in the table and every
+    /// record listing its keys, which `edit` may change.
+    fn listing_every_key(
+        h: &Hippocampus,
+        edit: impl FnOnce(&mut Vec<(KeyKind, &str)>, &mut [Vec<u32>]),
+    ) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct Raw<'a> {
+            saved_at: Timestamp,
+            keys: Vec<(KeyKind, &'a str)>,
+            records: Vec<(&'a Episode, Vec<u32>)>,
+            graph: &'a Graph,
+            candidates: Vec<RecordId>,
+            states: Vec<(StateRef, &'a Value)>,
+            counters: &'a Counters,
+            queries: u64,
+        }
+        let live: Vec<(KeyId, KeyKind, &str)> = h.index.live_keys().collect();
+        let position = |k: KeyId| live.iter().position(|e| e.0 == k).unwrap() as u32;
+        let mut keys: Vec<(KeyKind, &str)> = live.iter().map(|&(_, kind, text)| (kind, text)).collect();
+        let order = h.index.order();
+        let mut lists: Vec<Vec<u32>> =
+            order.iter().map(|&s| h.index.keys_of(s).iter().map(|&k| position(k)).collect()).collect();
+        edit(&mut keys, &mut lists);
+        let out = h.snapshot_out();
+        let raw = Raw {
+            saved_at: out.saved_at,
+            keys,
+            records: order.iter().map(|&s| h.slots.get(s).unwrap()).zip(lists).collect(),
+            graph: out.graph,
+            candidates: out.candidates,
+            states: out.states,
+            counters: out.counters,
+            queries: out.queries,
+        };
+        codec::encode(SNAPSHOT_KIND, &raw).unwrap()
+    }
+
+    fn is_corrupt(err: &Error) -> bool {
+        matches!(err, Error::Core(maxim_core::Error::Corrupt { .. }))
     }
 
     #[test]
@@ -390,9 +501,51 @@ mod tests {
             ("state", bad_state),
         ] {
             let err = target.load_from_bytes(name, &bytes).unwrap_err();
-            assert!(matches!(err, Error::Core(maxim_core::Error::Corrupt { .. })), "{name}: {err}");
-            let now = target.to_snapshot_bytes().unwrap();
-            assert_eq!(now.len(), before.len(), "{name}");
+            assert!(is_corrupt(&err), "{name}: {err}");
+            assert_eq!(target.to_snapshot_bytes().unwrap(), before, "{name}");
+        }
+    }
+
+    #[test]
+    fn full_records_are_indexed_from_their_fields() {
+        let h = store();
+        let bytes = h.to_snapshot_bytes().unwrap();
+        let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+        let mut back = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
+        back.load_from_bytes("derived", &bytes).unwrap();
+        for rec in h.iter() {
+            assert_eq!(back.keys_of(rec.id()), h.keys_of(rec.id()), "{}", rec.id());
+        }
+        assert!(back.check_consistency().is_consistent());
+        assert_eq!(back.to_snapshot_bytes().unwrap(), bytes);
+        // Only the compressed record's keys are written: goal, tool, success, mode, 2 objects.
+        let snap: SnapshotIn = codec::decode(Path::new("x"), SNAPSHOT_KIND, &bytes).unwrap();
+        assert_eq!(snap.keys.len(), 6);
+        assert_eq!(snap.records.iter().map(|r| r.keys.len()).collect::<Vec<_>>(), [6, 0, 0]);
+    }
+
+    #[test]
+    fn a_file_listing_other_keys_for_a_full_record_is_refused() {
+        let h = store();
+        let mut target = store();
+        let before = target.to_snapshot_bytes().unwrap();
+        // As listed by the first writer, the keys agree with the fields: accepted.
+        let as_listed = listing_every_key(&h, |_, _| {});
+        let mut copy = store();
+        copy.load_from_bytes("listed", &as_listed).unwrap();
+        assert_eq!(copy.to_snapshot_bytes().unwrap(), h.to_snapshot_bytes().unwrap());
+        // A key dropped from the newest (full) record, or a key's text changed.
+        let dropped = listing_every_key(&h, |_, lists| {
+            lists.last_mut().unwrap().pop();
+        });
+        let renamed = listing_every_key(&h, |keys, _| {
+            let cup = keys.iter().position(|k| *k == (KeyKind::Object, "cup")).unwrap();
+            keys[cup] = (KeyKind::Object, "plate");
+        });
+        for (name, bytes) in [("dropped", dropped), ("renamed", renamed)] {
+            let err = target.load_from_bytes(name, &bytes).unwrap_err();
+            assert!(is_corrupt(&err), "{name}: {err}");
+            assert_eq!(target.to_snapshot_bytes().unwrap(), before, "{name}");
         }
     }
 
@@ -402,11 +555,12 @@ mod tests {
         let mut bytes_ok = h.to_snapshot_bytes().unwrap();
         let mut target = store();
         assert!(target.load_from_bytes("ok", &bytes_ok).is_ok());
-        // Drop the key table: every record then names keys that do not exist.
+        let before = target.to_snapshot_bytes().unwrap();
+        // Drop the key table: the compressed record then names keys that do not exist.
         let no_keys = encode_with(&h, |o| o.keys.clear());
-        assert!(target.load_from_bytes("nokeys", &no_keys).is_err());
+        assert!(is_corrupt(&target.load_from_bytes("nokeys", &no_keys).unwrap_err()));
         bytes_ok.truncate(bytes_ok.len() - 1);
         assert!(target.load_from_bytes("short", &bytes_ok).is_err());
-        assert_eq!(target.len(), 2);
+        assert_eq!(target.to_snapshot_bytes().unwrap(), before);
     }
 }

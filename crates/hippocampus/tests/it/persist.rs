@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use hippocampus::{Episode, Hippocampus, HippocampusConfig, LoadOutcome, NewEpisode, RecallFilter};
+use hippocampus::{
+    Episode, Hippocampus, HippocampusConfig, IndexKey, IndexedKeys, KeyKind, LoadOutcome, NewEpisode,
+    RecallFilter,
+};
 use maxim_core::value::Value;
 use maxim_core::{EdgeKind, RecordId, days};
 
@@ -149,4 +152,21 @@ fn configured_paths_and_auto_save_after_sleep() {
     h.capture(NewEpisode::default()).unwrap();
     clock.advance(days(1));
     let _ = Episode::from(hippocampus::EpisodicMemory::new(RecordId::from_u128(1), clock.now()));
+}
+
+#[test]
+fn a_load_indexes_the_kinds_the_loading_layer_indexes() {
+    let (clock, h, ids) = rich();
+    let bytes = h.to_snapshot_bytes().unwrap();
+    let config = HippocampusConfig {
+        indexed_keys: IndexedKeys { object: false, ..IndexedKeys::default() },
+        ..HippocampusConfig::default()
+    };
+    let mut back = Hippocampus::new(config, clock.shared()).unwrap();
+    back.load_from_bytes("narrow", &bytes).unwrap();
+    assert!(back.check_consistency().is_consistent(), "{:?}", back.check_consistency());
+    assert!(back.index_keys().iter().all(|k| k.kind() != KeyKind::Object));
+    assert_eq!(back.memories_by_index(&IndexKey::Goal("find mug".into())).len(), ids.len());
+    // Recall by object still works, by reading the full records' fields.
+    assert_eq!(back.recall(&RecallFilter::new().object("cup"), 10).len(), 3);
 }
