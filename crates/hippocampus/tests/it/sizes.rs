@@ -32,15 +32,9 @@ fn a_typical_compressed_episode_encodes_in_at_most_200_bytes() {
     let compressed = Episode::from(typical().compress(4));
     let full_bytes = codec::encode("hippocampus", &full).unwrap().len();
     let compressed_bytes = codec::encode("hippocampus", &compressed).unwrap().len();
-    eprintln!(
-        "full {} + {HEADER_LEN}, compressed {} + {HEADER_LEN}",
-        full_bytes - HEADER_LEN,
-        compressed_bytes - HEADER_LEN
-    );
-    assert!(
-        compressed_bytes - HEADER_LEN <= 200,
-        "compressed payload {} bytes",
-        compressed_bytes - HEADER_LEN
-    );
-    assert!(full_bytes > compressed_bytes);
+    // The bound of the issue and of the crate docs counts the whole encoding, header included.
+    assert!(compressed_bytes <= 200, "compressed {compressed_bytes} bytes with the header");
+    // The crate docs quote these payload sizes: change them there when this fails.
+    assert_eq!((full_bytes - HEADER_LEN, compressed_bytes - HEADER_LEN), (288, 149));
+    assert_eq!(HEADER_LEN, 40);
 }
