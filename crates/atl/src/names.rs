@@ -454,6 +454,8 @@ mod tests {
         assert_eq!(idx.exact("object", "mug"), None);
         assert!(idx.is_empty() && idx.blocks.is_empty() && idx.shared.is_empty());
         idx.remove(id(9), "object", "mug");
+        idx.remove_alias(id(9), "object", "mug");
+        assert!(idx.is_empty(), "removing what is not held is harmless");
     }
 
     #[test]

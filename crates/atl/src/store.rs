@@ -406,63 +406,61 @@ impl Keys {
     }
 }
 
-/// Counts kept by the layer (reported by `stats`, saved with it).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Counters {
-    pub(crate) concepts_stored: u64,
-    pub(crate) concepts_created: u64,
-    pub(crate) exact_hits: u64,
-    pub(crate) similarity_merges: u64,
-    pub(crate) similarity_comparisons: u64,
-    pub(crate) reinforcements: u64,
-    pub(crate) removals: u64,
-    pub(crate) evictions: u64,
-    pub(crate) compressions: u64,
-    pub(crate) consolidations: u64,
-    pub(crate) relationships_defined: u64,
-    pub(crate) relationships_reinforced: u64,
-    pub(crate) contradictions_reported: u64,
+/// Declares [`Counters`] from one list of documented names: the struct, and the name-keyed
+/// reads and writes that `stats` and snapshots use, so the names cannot drift apart.
+macro_rules! counters {
+    ($($(#[doc = $doc:literal])+ $name:ident,)+) => {
+        /// Counts kept by the layer (reported by `stats`, saved with it).
+        #[derive(Debug, Clone, Default, PartialEq, Eq)]
+        pub(crate) struct Counters {
+            $($(#[doc = $doc])+ pub(crate) $name: u64,)+
+        }
+
+        impl Counters {
+            /// Every counter with its name, in declaration order, then `queries` (kept apart,
+            /// as an atomic, by the layer).
+            pub(crate) fn to_pairs(&self, queries: u64) -> Vec<(&'static str, u64)> {
+                vec![$((stringify!($name), self.$name),)+ ("queries", queries)]
+            }
+
+            /// Sets the counter called `name`; unknown names (of a newer build) are ignored.
+            pub(crate) fn set(&mut self, name: &str, value: u64) {
+                match name {
+                    $(stringify!($name) => self.$name = value,)+
+                    _ => {}
+                }
+            }
+        }
+    };
 }
 
-impl Counters {
-    pub(crate) fn to_pairs(&self, queries: u64) -> Vec<(&'static str, u64)> {
-        vec![
-            ("concepts_stored", self.concepts_stored),
-            ("concepts_created", self.concepts_created),
-            ("exact_hits", self.exact_hits),
-            ("similarity_merges", self.similarity_merges),
-            ("similarity_comparisons", self.similarity_comparisons),
-            ("reinforcements", self.reinforcements),
-            ("removals", self.removals),
-            ("evictions", self.evictions),
-            ("compressions", self.compressions),
-            ("consolidations", self.consolidations),
-            ("relationships_defined", self.relationships_defined),
-            ("relationships_reinforced", self.relationships_reinforced),
-            ("contradictions_reported", self.contradictions_reported),
-            ("queries", queries),
-        ]
-    }
-
-    pub(crate) fn set(&mut self, name: &str, value: u64) {
-        let slot = match name {
-            "concepts_stored" => &mut self.concepts_stored,
-            "concepts_created" => &mut self.concepts_created,
-            "exact_hits" => &mut self.exact_hits,
-            "similarity_merges" => &mut self.similarity_merges,
-            "similarity_comparisons" => &mut self.similarity_comparisons,
-            "reinforcements" => &mut self.reinforcements,
-            "removals" => &mut self.removals,
-            "evictions" => &mut self.evictions,
-            "compressions" => &mut self.compressions,
-            "consolidations" => &mut self.consolidations,
-            "relationships_defined" => &mut self.relationships_defined,
-            "relationships_reinforced" => &mut self.relationships_reinforced,
-            "contradictions_reported" => &mut self.contradictions_reported,
-            _ => return,
-        };
-        *slot = value;
-    }
+counters! {
+    /// Records stored (created, inserted or loaded through `store`).
+    concepts_stored,
+    /// Concepts created by `find_or_create`.
+    concepts_created,
+    /// `find_or_create` calls that found a name or alias exactly.
+    exact_hits,
+    /// `find_or_create` calls that merged a name by similarity.
+    similarity_merges,
+    /// Candidate names scored by the similarity path.
+    similarity_comparisons,
+    /// Reinforcements (by `find_or_create` hits with an episode and by `reinforce`).
+    reinforcements,
+    /// Concepts removed (by `remove`, eviction, consolidation or a purge).
+    removals,
+    /// Concepts evicted at capacity.
+    evictions,
+    /// Concepts compressed by consolidation.
+    compressions,
+    /// Consolidation passes.
+    consolidations,
+    /// Relationships created.
+    relationships_defined,
+    /// Relationships defined again (merged into the existing edge).
+    relationships_reinforced,
+    /// Property writes that reported a contradiction.
+    contradictions_reported,
 }
 
 /// Everything a snapshot replaces.
@@ -1378,6 +1376,21 @@ mod tests {
         let kept = &atl.concept(id).unwrap().source_episode_ids;
         assert_eq!(kept.len(), MAX_SOURCE_EPISODES);
         assert_eq!((kept[0], kept[199]), (RecordId::from_u128(100), RecordId::from_u128(299)));
+    }
+
+    #[test]
+    fn counters_are_read_and_written_by_the_same_names() {
+        let mut counters = Counters::default();
+        let names: Vec<&str> = counters.to_pairs(0).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names.len(), 14);
+        assert_eq!(names.last(), Some(&"queries"));
+        for (i, name) in names.iter().enumerate() {
+            counters.set(name, i as u64 + 1);
+        }
+        counters.set("no_such_counter", 99);
+        let pairs = counters.to_pairs(14);
+        assert!(pairs.iter().enumerate().all(|(i, &(_, v))| v == i as u64 + 1), "{pairs:?}");
+        assert_eq!((counters.concepts_stored, counters.contradictions_reported), (1, 13));
     }
 
     #[test]

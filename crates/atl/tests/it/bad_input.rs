@@ -30,8 +30,7 @@ fn empty_and_whitespace_names() {
         });
     }
     unchanged(&mut atl, "empty concept", |a| {
-        let c = Concept::new(RecordId::from_u128(99), "x", "object", atl_now(a)).unwrap();
-        let mut c = c;
+        let mut c = Concept::new(RecordId::from_u128(99), "x", "object", a.now()).unwrap();
         c.name = " ".into();
         matches!(a.store(c.into()), Err(Error::EmptyName { .. }))
     });
@@ -39,10 +38,6 @@ fn empty_and_whitespace_names() {
         matches!(a.set_property(ids[0], "  ", "x", Source::UserStated, 1.0), Err(Error::EmptyName { .. }))
     });
     assert!(atl.lookup("  ", "object").is_none());
-}
-
-fn atl_now(atl: &Atl) -> maxim_core::Timestamp {
-    atl.now()
 }
 
 #[test]
