@@ -459,7 +459,8 @@ counters! {
     relationships_defined,
     /// Relationships defined again (merged into the existing edge).
     relationships_reinforced,
-    /// Property writes that reported a contradiction.
+    /// Contradictions opened: writes that made an uncontested property contested (writes to a
+    /// property already contested do not count again).
     contradictions_reported,
 }
 
@@ -1148,9 +1149,13 @@ impl Atl {
         let now = self.clock.now();
         let value = value.into();
         check_value(&value)?;
+        let was_contested = self.state.contested.contains(&id)
+            && self.concept(id).and_then(|c| c.properties.get(key)).is_some_and(Property::is_contested);
         let outcome = self.edit_properties(slot, |c| c.properties.set(key, value, source, trust, now))?;
         let contradiction = if outcome.contested {
-            self.state.counters.contradictions_reported += 1;
+            if !was_contested {
+                self.state.counters.contradictions_reported += 1;
+            }
             let prop =
                 self.concept(id).and_then(|c| c.properties.get(key)).expect("the property was just set");
             tracing::debug!(%id, n_claims = prop.claims().len(), "contradiction surfaced");

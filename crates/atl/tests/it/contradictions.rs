@@ -226,3 +226,33 @@ fn numbers_agree_by_value() {
     assert_eq!(disputed.change, PropertyChange::Disputed);
     assert_eq!(disputed.contradiction.unwrap().values().len(), 2, "1 and 1.0 are one value");
 }
+
+#[test]
+fn only_new_contradictions_are_counted() {
+    let (_clock, mut atl) = layer();
+    let mug = atl.find_or_create(&spec("mug", "object")).unwrap().id;
+    let reported = |atl: &atl::Atl| atl.stats().counters["contradictions_reported"];
+    atl.set_property(mug, "color", "blue", Source::UserStated, 1.0).unwrap();
+    let opened = atl.set_property(mug, "color", "red", web("x.org"), 0.3).unwrap();
+    assert!(opened.contradiction.is_some());
+    assert_eq!(reported(&atl), 1);
+    // Writes to the contested property still report it, but open nothing new.
+    let writes = [
+        ("red", web("x.org"), PropertyChange::Confirmed),
+        ("red", Source::ToolResult, PropertyChange::Corroborated),
+        ("green", web("y.org"), PropertyChange::Disputed),
+        ("blue", web("y.org"), PropertyChange::Superseded { previous: Value::from("green") }),
+    ];
+    for (value, source, change) in writes {
+        let w = atl.set_property(mug, "color", value, source, 0.3).unwrap();
+        assert_eq!(w.change, change);
+        assert!(w.contradiction.is_some());
+    }
+    assert_eq!(reported(&atl), 1);
+    atl.accept_value(mug, "color", &Value::from("blue")).unwrap();
+    atl.set_property(mug, "color", "black", web("z.org"), 0.3).unwrap();
+    assert_eq!(reported(&atl), 2, "a property contested again is a new contradiction");
+    atl.set_property(mug, "size", "big", Source::UserStated, 1.0).unwrap();
+    atl.set_property(mug, "size", "small", web("x.org"), 0.3).unwrap();
+    assert_eq!(reported(&atl), 3, "another property of a contested concept");
+}
