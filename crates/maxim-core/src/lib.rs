@@ -58,7 +58,9 @@ pub use contracts::{
 };
 pub use embed::{Embedder, HashEmbedder, HashEmbedderConfig, Parallelism, VectorIndex};
 pub use error::{CorruptReason, Error, Result};
-pub use graph::{Activation, ActivationParams, CsrGraph, EdgeInsert, EdgeKind, EdgeMeta, EdgeRef, Graph};
+pub use graph::{
+    Activation, ActivationParams, CsrGraph, EdgeInsert, EdgeKind, EdgeMeta, EdgeMetaRef, EdgeRef, Graph,
+};
 pub use id::{IdGenerator, RecordId, SplitMix64};
 pub use layer::{
     CALLBACK_FAILURES, Callbacks, ConsolidationReport, LayerStats, LayerView, MemoryLayer, MemoryRecord,
