@@ -48,12 +48,16 @@
 //! # Ok::<(), hippocampus::Error>(())
 //! ```
 
+use std::sync::Arc;
+
 use maxim_core::graph::EdgeKind;
 use maxim_core::value::{Map, Value};
 use maxim_core::{Partition, RecordId, RecordMeta, Source, Timestamp, TraceKind, check_unit};
 use rayon::prelude::*;
 
-use crate::episode::{Action, Decision, Episode, EpisodeContext, EpisodicMemory, Name, Outcome, Perception};
+use crate::episode::{
+    Action, Decision, Episode, EpisodeContext, EpisodicMemory, MAX_NAMES, Name, Outcome, Perception,
+};
 use crate::error::{Error, Result};
 use crate::index::{KeyId, Slot};
 use crate::store::{Hippocampus, derive_keys};
@@ -270,21 +274,25 @@ impl Hippocampus {
 
     /// Forms the associations of the episode in `slot` (§3.5); returns how many.
     fn form_associations(&mut self, slot: Slot, now: Timestamp) -> usize {
-        let query: Vec<KeyId> = self
-            .index
-            .keys_of(slot)
-            .iter()
-            .copied()
-            .filter(|&k| self.index.kind_of(k).is_associative())
-            .collect();
+        // A captured episode has at most MAX_NAMES object and person keys.
+        let mut query = [0 as KeyId; MAX_NAMES];
+        let mut n_query = 0;
+        for &k in self.index.keys_of(slot) {
+            if self.index.kind_of(k).is_associative() && n_query < MAX_NAMES {
+                query[n_query] = k;
+                n_query += 1;
+            }
+        }
         let candidates =
-            self.index.similar(&query, self.config.association_limit, self.slots.order(), |s| s != slot);
+            self.index
+                .similar(&query[..n_query], self.config.association_limit, self.slots.order(), |s| s != slot);
         let Some(&(_, best)) = candidates.first() else { return 0 };
         let id = self.slots.ids[slot as usize];
         let _ = self.graph.add_node(id);
         let ts = self.slots.ts[slot as usize];
-        let own_goal =
-            self.slots.get(slot).and_then(Episode::association_goal).map(|g| (g.to_owned(), goal_words(g)));
+        // The goal is an interned name: holding it costs a reference count, not a copy.
+        let own_goal: Option<Name> = self.slots.get(slot).and_then(Episode::association_goal).cloned();
+        let own_words = own_goal.as_deref().map(GoalWords::of);
         let best = f64::from(best);
         let mut formed = 0;
         for (c, shared) in candidates {
@@ -294,9 +302,13 @@ impl Hippocampus {
             }
             let Some(cand) = self.slots.get(c) else { continue };
             let mut weight = 0.6 * score;
-            if let (Some((goal, words)), Some(other)) = (&own_goal, cand.association_goal()) {
+            if let (Some(goal), Some(words), Some(other)) = (&own_goal, &own_words, cand.association_goal()) {
                 if !goal.is_empty() && !other.is_empty() {
-                    weight += if goal == other { 0.25 } else { 0.25 * jaccard(words, &goal_words(other)) };
+                    weight += if Arc::ptr_eq(goal, other) || goal == other {
+                        0.25
+                    } else {
+                        0.25 * words.jaccard(&GoalWords::of(other))
+                    };
                 }
             }
             // Any two timestamps are allowed, so their difference may not fit an i64.
@@ -476,24 +488,80 @@ fn compact(m: &mut EpisodicMemory) {
     m.run_id.shrink_to_fit();
 }
 
-/// The words of a goal for the goal term: lowercased, split on whitespace, stop words and
-/// repeats dropped.
-fn goal_words(goal: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::with_capacity(4);
-    for w in goal.split_whitespace() {
-        let w = w.to_lowercase();
-        if !GOAL_STOP_WORDS.contains(&w.as_str()) && !words.contains(&w) {
-            words.push(w);
-        }
-    }
-    words
+/// Distinct goal words held without allocating.
+const GOAL_WORDS_INLINE: usize = 16;
+
+/// The words of a goal for the goal term: split on whitespace, stop words and repeats
+/// dropped, compared as lowercased.
+///
+/// A goal of ASCII text with at most [`GOAL_WORDS_INLINE`] distinct words borrows its words
+/// (compared ignoring ASCII case), which is every goal of the workload; any other goal holds
+/// its words lowercased. `a.eq_ignore_ascii_case(b)` then decides exactly whether the two
+/// words' lowercase forms are equal, whichever way each is held: a word held as it is is
+/// ASCII, and a word held lowercased has no uppercase ASCII letter left.
+#[expect(clippy::large_enum_variant, reason = "a local of one capture, on the stack so as not to allocate")]
+enum GoalWords<'a> {
+    Inline { words: [&'a str; GOAL_WORDS_INLINE], len: usize },
+    Lowercased(Vec<String>),
 }
 
-/// The Jaccard index of two word sets; 0 when both are empty.
-fn jaccard(a: &[String], b: &[String]) -> f64 {
-    let inter = a.iter().filter(|w| b.contains(w)).count();
-    let union = a.len() + b.len() - inter;
-    if union == 0 { 0.0 } else { inter as f64 / union as f64 }
+impl<'a> GoalWords<'a> {
+    fn of(goal: &'a str) -> Self {
+        if goal.is_ascii() {
+            let mut words = [""; GOAL_WORDS_INLINE];
+            let mut len = 0;
+            for w in goal.split_whitespace() {
+                if is_goal_stop_word(w) || words[..len].iter().any(|x| x.eq_ignore_ascii_case(w)) {
+                    continue;
+                }
+                if len == GOAL_WORDS_INLINE {
+                    return Self::lowercased(goal);
+                }
+                words[len] = w;
+                len += 1;
+            }
+            Self::Inline { words, len }
+        } else {
+            Self::lowercased(goal)
+        }
+    }
+
+    fn lowercased(goal: &str) -> Self {
+        let mut words: Vec<String> = Vec::new();
+        for w in goal.split_whitespace() {
+            let w = w.to_lowercase();
+            if !is_goal_stop_word(&w) && !words.contains(&w) {
+                words.push(w);
+            }
+        }
+        Self::Lowercased(words)
+    }
+
+    fn words(&self) -> impl Iterator<Item = &str> + '_ {
+        let (inline, owned): (&[&str], &[String]) = match self {
+            Self::Inline { words, len } => (&words[..*len], &[]),
+            Self::Lowercased(words) => (&[], words),
+        };
+        inline.iter().copied().chain(owned.iter().map(String::as_str))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Self::Inline { len, .. } => *len,
+            Self::Lowercased(words) => words.len(),
+        }
+    }
+
+    /// The Jaccard index of the two word sets; 0 when both are empty.
+    fn jaccard(&self, other: &GoalWords<'_>) -> f64 {
+        let inter = self.words().filter(|a| other.words().any(|b| a.eq_ignore_ascii_case(b))).count();
+        let union = self.len() + other.len() - inter;
+        if union == 0 { 0.0 } else { inter as f64 / union as f64 }
+    }
+}
+
+fn is_goal_stop_word(word: &str) -> bool {
+    GOAL_STOP_WORDS.iter().any(|s| s.eq_ignore_ascii_case(word))
 }
 
 /// The text the embedder indexes for an episode.
@@ -619,11 +687,63 @@ fn episode_from_loop(step: LoopStep) -> Result<NewEpisode> {
 mod tests {
     use super::*;
 
+    fn words(goal: &str) -> Vec<String> {
+        GoalWords::of(goal).words().map(str::to_lowercase).collect()
+    }
+
+    fn jaccard(a: &str, b: &str) -> f64 {
+        GoalWords::of(a).jaccard(&GoalWords::of(b))
+    }
+
     #[test]
     fn goal_words_drop_stop_words_and_case() {
-        assert_eq!(goal_words("Go to the Kitchen and find THE mug"), ["go", "kitchen", "find", "mug"]);
-        assert_eq!(jaccard(&goal_words("find mug"), &goal_words("grab mug")), 1.0 / 3.0);
-        assert_eq!(jaccard(&goal_words("the"), &goal_words("a")), 0.0);
+        assert_eq!(words("Go to the Kitchen and find THE mug"), ["go", "kitchen", "find", "mug"]);
+        assert_eq!(jaccard("find mug", "grab mug"), 1.0 / 3.0);
+        assert_eq!(jaccard("Find MUG", "find the mug"), 1.0);
+        assert_eq!(jaccard("the", "a"), 0.0);
+        assert!(matches!(GoalWords::of("find the mug"), GoalWords::Inline { len: 2, .. }));
+    }
+
+    /// The goal term as first written: every word lowercased into a `String`.
+    fn reference_jaccard(a: &str, b: &str) -> f64 {
+        let words = |goal: &str| {
+            let mut words: Vec<String> = Vec::new();
+            for w in goal.split_whitespace() {
+                let w = w.to_lowercase();
+                if !GOAL_STOP_WORDS.contains(&w.as_str()) && !words.contains(&w) {
+                    words.push(w);
+                }
+            }
+            words
+        };
+        let (a, b) = (words(a), words(b));
+        let inter = a.iter().filter(|w| b.contains(w)).count();
+        let union = a.len() + b.len() - inter;
+        if union == 0 { 0.0 } else { inter as f64 / union as f64 }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_goal_term_agrees_with_lowercasing_every_word(
+            a in "(?:(?:[aAbBtT]|an|AN|The|ö|Ö|ß|SS|\u{212A}|Σ|σ|ς|İ|i){1,3}[ \t]){0,20}",
+            b in "(?:(?:[aAbBtT]|an|AN|The|ö|Ö|ß|SS|\u{212A}|Σ|σ|ς|İ|i){1,3}[ \t]){0,20}",
+        ) {
+            proptest::prop_assert_eq!(jaccard(&a, &b), reference_jaccard(&a, &b));
+        }
+    }
+
+    #[test]
+    fn long_and_non_ascii_goals_compare_as_lowercase() {
+        // Seventeen distinct words: held lowercased.
+        let long = "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 mug";
+        assert!(matches!(GoalWords::of(long), GoalWords::Lowercased(_)));
+        assert_eq!(jaccard(long, "MUG"), 1.0 / 17.0);
+        // Non-ASCII words match across case, and match ASCII words with the same lowercase
+        // (the Kelvin sign lowercases to `k`).
+        assert_eq!(jaccard("Öffne TÜR", "öffne tür"), 1.0);
+        assert_eq!(jaccard("\u{212A}ey", "KEY"), 1.0);
+        assert_eq!(jaccard("Straße finden", "STRASSE finden"), 1.0 / 3.0);
+        assert_eq!(words("Öffne die Tür Öffne"), ["öffne", "die", "tür"]);
     }
 
     #[test]

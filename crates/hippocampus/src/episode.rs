@@ -544,10 +544,10 @@ impl Episode {
 
     /// The goal the association weights compare: the active goal of a full episode (as the
     /// original does), the stored goal of a compressed one.
-    pub(crate) fn association_goal(&self) -> Option<&str> {
+    pub(crate) fn association_goal(&self) -> Option<&Name> {
         match self {
-            Self::Full(m) => m.context.active_goal.as_deref(),
-            Self::Compressed(c) => c.goal.as_deref(),
+            Self::Full(m) => m.context.active_goal.as_ref(),
+            Self::Compressed(c) => c.goal.as_ref(),
         }
     }
 

@@ -299,6 +299,8 @@ pub(crate) struct ContextIndex {
     slot_keys: Vec<KeyList>,
     pairs: FxHashMap<(KeyId, KeyId), PairSlots>,
     order: Vec<Slot>,
+    /// A buffer [`insert`](Self::insert) reuses for the key ids of a slot.
+    scratch: Vec<KeyId>,
 }
 
 /// A candidate of [`ContextIndex::similar`]: a slot and the number of keys it shares.
@@ -357,7 +359,8 @@ impl ContextIndex {
 
     /// Indexes `slot` under `keys` (duplicates are ignored).
     pub(crate) fn insert(&mut self, slot: Slot, keys: &[(KeyKind, &str)], order: SlotOrder<'_>) {
-        let mut ids: Vec<KeyId> = Vec::with_capacity(keys.len());
+        let mut ids = std::mem::take(&mut self.scratch);
+        ids.clear();
         for &(kind, text) in keys {
             let k = self.intern(kind, text);
             if !ids.contains(&k) {
@@ -365,6 +368,7 @@ impl ContextIndex {
             }
         }
         self.insert_ids(slot, &ids, order);
+        self.scratch = ids;
     }
 
     /// Indexes `slot` under the live key ids `ids` (distinct).
@@ -541,22 +545,32 @@ impl ContextIndex {
         if best.len() == limit {
             return best;
         }
-        // Fill with the newest slots sharing exactly one key.
-        let postings: Vec<&[Slot]> = query.iter().map(|&k| self.posting(k)).collect();
-        let mut heads: Vec<usize> = postings.iter().map(|p| p.len()).collect();
+        // Fill with the newest slots sharing exactly one key, walking each key's posting from
+        // its end (`heads[i]` entries of key `i` are left; on the stack for small queries).
+        let mut inline = [0usize; 16];
+        let mut spilled = Vec::new();
+        let heads: &mut [usize] = if query.len() <= inline.len() {
+            &mut inline[..query.len()]
+        } else {
+            spilled.resize(query.len(), 0);
+            &mut spilled
+        };
+        for (head, &k) in heads.iter_mut().zip(query) {
+            *head = self.posting(k).len();
+        }
         while best.len() < limit {
             let mut pick: Option<(usize, (i64, RecordId))> = None;
-            for (i, p) in postings.iter().enumerate() {
+            for (i, &k) in query.iter().enumerate() {
                 if heads[i] > 0 {
-                    let key = order.key(p[heads[i] - 1]);
-                    if pick.is_none_or(|(_, k)| key > k) {
+                    let key = order.key(self.posting(k)[heads[i] - 1]);
+                    if pick.is_none_or(|(_, best_key)| key > best_key) {
                         pick = Some((i, key));
                     }
                 }
             }
             let Some((i, _)) = pick else { break };
             heads[i] -= 1;
-            let s = postings[i][heads[i]];
+            let s = self.posting(query[i])[heads[i]];
             if accept(s) && shared(s) == 1 {
                 best.push((s, 1));
             }

@@ -164,41 +164,84 @@ fn field_matches(rec: &Episode, kind: KeyKind, text: &str) -> bool {
     }
 }
 
-/// The fraction of `terms` (distinct normalised query tokens) found among `rec`'s tokens.
-fn relevance(rec: &Episode, terms: &[String]) -> f64 {
-    if terms.is_empty() {
-        return 0.0;
+/// Buffers a query recall reuses for every candidate it scores.
+struct Relevance {
+    /// The distinct normalised query tokens, sorted.
+    terms: Vec<String>,
+    /// The candidate's relevance text, its pieces joined by spaces.
+    text: String,
+    /// Which terms the candidate holds.
+    found: Vec<bool>,
+}
+
+impl Relevance {
+    fn new(query: &str) -> Self {
+        let mut terms = normalize_tokens(query);
+        terms.sort_unstable();
+        terms.dedup();
+        let found = vec![false; terms.len()];
+        Self { terms, text: String::new(), found }
     }
-    let mut found = vec![false; terms.len()];
-    rec.for_each_relevance_text(&mut |text| {
+
+    /// The fraction of the terms found among `rec`'s tokens.
+    ///
+    /// The pieces of text are joined by a space, a token separator, so tokenising the whole
+    /// once gives the tokens of each piece (and allocates once, not once per piece).
+    fn of(&mut self, rec: &Episode) -> f64 {
+        if self.terms.is_empty() {
+            return 0.0;
+        }
+        let text = &mut self.text;
+        text.clear();
+        rec.for_each_relevance_text(&mut |piece| {
+            text.push(' ');
+            text.push_str(piece);
+        });
+        self.found.fill(false);
+        let (terms, found) = (&self.terms, &mut self.found);
         for_each_token(text, |t| {
-            if let Some(i) = terms.iter().position(|q| q == t) {
+            if let Ok(i) = terms.binary_search_by(|q| q.as_str().cmp(t)) {
                 found[i] = true;
             }
         });
-    });
-    found.iter().filter(|&&f| f).count() as f64 / terms.len() as f64
+        found.iter().filter(|&&f| f).count() as f64 / terms.len() as f64
+    }
 }
 
 impl Hippocampus {
     /// The slots of up to `limit` records matching `f`, in recall order.
     pub(crate) fn select(&self, f: &RecallFilter, limit: usize) -> Vec<Slot> {
+        let mut out = Vec::new();
+        self.select_each(f, limit, |s| out.push(s));
+        out
+    }
+
+    /// Calls `emit` with the slots of up to `limit` records matching `f`, in recall order.
+    fn select_each(&self, f: &RecallFilter, limit: usize, mut emit: impl FnMut(Slot)) {
         if limit == 0 {
-            return Vec::new();
+            return;
         }
         let indexed = self.config.indexed_keys;
-        let mut keys: Vec<KeyId> = Vec::with_capacity(2);
-        let mut unindexed: Vec<(KeyKind, &str)> = Vec::new();
+        // A filter names at most one key of each of the six kinds.
+        let mut keys = [0 as KeyId; KeyKind::ALL.len()];
+        let mut n_keys = 0;
+        let mut unindexed = [(KeyKind::Goal, ""); KeyKind::ALL.len()];
+        let mut n_unindexed = 0;
         for (kind, text) in f.terms() {
             if indexed.contains(kind) {
                 match self.index.lookup(kind, text) {
-                    Some(k) => keys.push(k),
-                    None => return Vec::new(),
+                    Some(k) => {
+                        keys[n_keys] = k;
+                        n_keys += 1;
+                    }
+                    None => return,
                 }
             } else {
-                unindexed.push((kind, text));
+                unindexed[n_unindexed] = (kind, text);
+                n_unindexed += 1;
             }
         }
+        let (keys, unindexed) = (&keys[..n_keys], &unindexed[..n_unindexed]);
         let source: &[Slot] = match keys.iter().min_by_key(|&&k| self.index.posting(k).len()) {
             Some(&k) => self.index.posting(k),
             None => self.index.order(),
@@ -216,22 +259,20 @@ impl Hippocampus {
                 && unindexed.iter().all(|&(kind, text)| field_matches(rec, kind, text))
         };
         match f.query.as_deref() {
-            None => window.iter().rev().copied().filter(|&s| accept(s)).take(limit).collect(),
+            None => window.iter().rev().copied().filter(|&s| accept(s)).take(limit).for_each(emit),
             Some(query) => {
-                let mut terms = normalize_tokens(query);
-                terms.sort_unstable();
-                terms.dedup();
+                let mut relevance = Relevance::new(query);
                 let order = self.slots.order();
                 let mut scored: Vec<(f64, Slot)> = window
                     .iter()
                     .copied()
                     .filter(|&s| accept(s))
-                    .filter_map(|s| self.slots.get(s).map(|r| (relevance(r, &terms), s)))
+                    .filter_map(|s| self.slots.get(s).map(|r| (relevance.of(r), s)))
                     .collect();
                 scored.sort_unstable_by(|a, b| {
                     b.0.total_cmp(&a.0).then_with(|| order.key(b.1).cmp(&order.key(a.1)))
                 });
-                scored.into_iter().take(limit).map(|(_, s)| s).collect()
+                scored.into_iter().take(limit).for_each(|(_, s)| emit(s));
             }
         }
     }
@@ -243,7 +284,9 @@ impl Hippocampus {
     pub fn recall(&self, filter: &RecallFilter, limit: usize) -> Vec<&Episode> {
         let _s = tracing::debug_span!("hippocampus_recall", limit).entered();
         self.queries.fetch_add(1, Ordering::Relaxed);
-        self.select(filter, limit).into_iter().filter_map(|s| self.slots.get(s)).collect()
+        let mut found = Vec::new();
+        self.select_each(filter, limit, |s| found.extend(self.slots.get(s)));
+        found
     }
 
     /// [`recall`](Self::recall), then records an access to every episode returned and, when
@@ -393,5 +436,58 @@ impl Hippocampus {
             .collect();
         keys.sort_unstable_by_key(ToString::to_string);
         keys
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::episode::EpisodicMemory;
+    use maxim_core::value::Value;
+
+    /// Relevance as first written: each piece of text tokenised on its own.
+    fn per_piece(rec: &Episode, query: &str) -> f64 {
+        let mut terms = normalize_tokens(query);
+        terms.sort_unstable();
+        terms.dedup();
+        if terms.is_empty() {
+            return 0.0;
+        }
+        let mut found = vec![false; terms.len()];
+        rec.for_each_relevance_text(&mut |text| {
+            for_each_token(text, |t| {
+                if let Some(i) = terms.iter().position(|q| q == t) {
+                    found[i] = true;
+                }
+            });
+        });
+        found.iter().filter(|&&f| f).count() as f64 / terms.len() as f64
+    }
+
+    #[test]
+    fn joined_text_scores_as_its_pieces_do() {
+        let mut m = EpisodicMemory::new(RecordId::from_u128(1), Timestamp::from_secs(1));
+        m.context.active_goal = Some("carry the robot's mugs".into());
+        m.action.tool_name = "grasp_handle".into();
+        m.perception.detected_objects = vec!["Kettle".into(), "".into(), "door'".into()];
+        m.perception.observations.insert("room", Value::from("kitchen's  corner"));
+        m.perception.observations.insert("items", Value::List(vec!["batteries".into(), Value::from(3i64)]));
+        m.perception.decision_rationale = "'it was running'".into();
+        let rec = Episode::from(m);
+        let mut relevance = Relevance::new("");
+        assert_eq!(relevance.of(&rec), 0.0);
+        for query in [
+            "mug",
+            "robot mugs kettles",
+            "grasp handle door",
+            "kitchen corner battery run",
+            "the a an",
+            "garage mug Robots' carried",
+        ] {
+            let mut relevance = Relevance::new(query);
+            assert_eq!(relevance.of(&rec), per_piece(&rec, query), "{query}");
+            assert_eq!(relevance.of(&rec), per_piece(&rec, query), "{query}: buffers reused");
+        }
+        assert_eq!(Relevance::new("kitchen garage").of(&rec), 0.5);
     }
 }
