@@ -410,11 +410,7 @@ impl Hippocampus {
     /// links the layer does not form itself (a tool-pain bridge's CAUSES edges, for
     /// example). Both records must be held. An existing edge of the same kind is updated.
     pub fn link(&mut self, source: RecordId, target: RecordId, kind: EdgeKind, weight: f64) -> Result<()> {
-        for id in [source, target] {
-            if !self.contains(id) {
-                return Err(maxim_core::Error::NotFound { id }.into());
-            }
-        }
+        self.require_held([source, target])?;
         self.graph.add_edge(source, target, kind, weight, None)?;
         Ok(())
     }
@@ -422,13 +418,17 @@ impl Hippocampus {
     /// Links `a` and `b` both ways with ASSOCIATES edges of `weight`, as association
     /// formation does. Both records must be held.
     pub fn associate(&mut self, a: RecordId, b: RecordId, weight: f64) -> Result<()> {
-        for id in [a, b] {
-            if !self.contains(id) {
-                return Err(maxim_core::Error::NotFound { id }.into());
-            }
-        }
+        self.require_held([a, b])?;
         self.graph.add_bidirectional(a, b, EdgeKind::Associates, weight)?;
         Ok(())
+    }
+
+    /// [`maxim_core::Error::NotFound`] for the first of `ids` that is not held.
+    fn require_held(&self, ids: [RecordId; 2]) -> Result<()> {
+        match ids.into_iter().find(|&id| !self.contains(id)) {
+            Some(id) => Err(maxim_core::Error::NotFound { id }.into()),
+            None => Ok(()),
+        }
     }
 }
 

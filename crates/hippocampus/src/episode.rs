@@ -657,36 +657,38 @@ impl Episode {
     /// objects, people, the user's input, the transcript, the reasoning and the rationale
     /// (goal and tool only once compressed). The embedder indexes these.
     pub fn for_each_text<'a>(&'a self, visit: &mut dyn FnMut(&'a str)) {
-        match self {
-            Self::Full(m) => {
-                let p = &m.perception;
-                m.goal().into_iter().for_each(&mut *visit);
-                visit(&m.action.tool_name);
-                p.detected_objects.iter().chain(&p.detected_people).for_each(|s| visit(s));
-                for s in [&p.cli_input, &p.transcript, &m.decision.reasoning].into_iter().flatten() {
-                    visit(s);
-                }
-                visit(&p.decision_rationale);
+        self.for_each_text_with(visit, |m, visit| {
+            let p = &m.perception;
+            for s in [&p.cli_input, &p.transcript, &m.decision.reasoning].into_iter().flatten() {
+                visit(s);
             }
-            Self::Compressed(c) => {
-                c.goal.as_deref().into_iter().for_each(&mut *visit);
-                visit(&c.tool_name);
-            }
-        }
+        });
     }
 
     /// Calls `visit` with the text keyword relevance ranks on (§3.6): goal, tool, objects,
     /// people, the observations' text values and the rationale.
     pub(crate) fn for_each_relevance_text<'a>(&'a self, visit: &mut dyn FnMut(&'a str)) {
+        self.for_each_text_with(visit, |m, visit| {
+            for v in m.perception.observations.values() {
+                v.for_each_text(visit);
+            }
+        });
+    }
+
+    /// Calls `visit` with the goal, the tool, the objects and the people, then (for a full
+    /// episode) the text `middle` gives, then the rationale.
+    fn for_each_text_with<'a>(
+        &'a self,
+        visit: &mut dyn FnMut(&'a str),
+        middle: impl FnOnce(&'a EpisodicMemory, &mut dyn FnMut(&'a str)),
+    ) {
         match self {
             Self::Full(m) => {
                 let p = &m.perception;
                 m.goal().into_iter().for_each(&mut *visit);
                 visit(&m.action.tool_name);
                 p.detected_objects.iter().chain(&p.detected_people).for_each(|s| visit(s));
-                for v in p.observations.values() {
-                    v.for_each_text(visit);
-                }
+                middle(m, visit);
                 visit(&p.decision_rationale);
             }
             Self::Compressed(c) => {

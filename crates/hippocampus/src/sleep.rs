@@ -80,24 +80,12 @@ enum Verdict {
 }
 
 impl EpisodicMemory {
-    /// The compressed form, moving the kept fields out of `self`.
-    pub fn into_compressed(self, edge_count: u32) -> CompressedMemory {
-        let had_user_input = self.perception.had_user_input();
-        let object_count = u32::try_from(self.perception.detected_objects.len()).unwrap_or(u32::MAX);
-        let goal = self.compressed_goal();
-        CompressedMemory {
-            meta: self.meta,
-            run_id: self.run_id,
-            goal,
-            tool_name: self.action.tool_name,
-            success: self.outcome.success,
-            had_user_input,
-            object_count,
-            novelty: self.perception.novelty,
-            salience: self.perception.salience,
-            edge_count,
-            usage: self.usage,
-        }
+    /// The compressed form ([`CompressedMemory::from_episodic`]), moving the run id and the
+    /// use pressure out of `self` instead of copying them.
+    pub fn into_compressed(mut self, edge_count: u32) -> CompressedMemory {
+        let run_id = std::mem::take(&mut self.run_id);
+        let usage = self.usage.take();
+        CompressedMemory { run_id, usage, ..CompressedMemory::from_episodic(&self, edge_count) }
     }
 }
 
