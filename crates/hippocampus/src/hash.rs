@@ -99,6 +99,25 @@ fn hash_value(h: &mut Fnv, value: &Value) {
     }
 }
 
+/// Whether `a` and `b` are the same value as [`value_hash`] reads them: floats by their
+/// bits (so a NaN equals itself), maps whatever the order of their entries.
+pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Text(x), Value::Text(y)) => x == y,
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_value(a, b))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+        }
+        _ => false,
+    }
+}
+
 fn hash_map(h: &mut Fnv, map: &Map) {
     let mut entries: Vec<(&str, &Value)> = map.iter().collect();
     entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -154,9 +173,9 @@ impl fmt::Debug for StateRef {
 impl FromStr for StateRef {
     type Err = maxim_core::Error;
 
-    /// Parses exactly 16 hex digits.
+    /// Parses exactly 16 hex digits (no sign).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.len() != 16 {
+        if s.len() != 16 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(maxim_core::Error::invalid("state ref", format!("{s:?} is not 16 hex digits")));
         }
         u64::from_str_radix(s, 16)
@@ -200,6 +219,19 @@ mod tests {
     }
 
     #[test]
+    fn same_value_agrees_with_the_hash() {
+        let a: Map =
+            [("x", Value::from(f64::NAN)), ("y", Value::List(vec![1i64.into()]))].into_iter().collect();
+        let b: Map =
+            [("y", Value::List(vec![1i64.into()])), ("x", Value::from(f64::NAN))].into_iter().collect();
+        assert!(same_value(&Value::Map(a.clone()), &Value::Map(b)));
+        assert!(!same_value(&Value::from(0.0), &Value::from(-0.0)));
+        assert!(!same_value(&Value::from(1i64), &Value::from(1.0)));
+        let c: Map = [("x", Value::from(f64::NAN))].into_iter().collect();
+        assert!(!same_value(&Value::Map(a), &Value::Map(c)));
+    }
+
+    #[test]
     fn nested_maps_hash_independently_of_key_order() {
         let inner1: Map = [("b", Value::from(2i64)), ("a", Value::Null)].into_iter().collect();
         let inner2: Map = [("a", Value::Null), ("b", Value::from(2i64))].into_iter().collect();
@@ -213,6 +245,10 @@ mod tests {
     fn state_ref_text_is_strict() {
         assert!("abc".parse::<StateRef>().is_err());
         assert!("zzzzzzzzzzzzzzzz".parse::<StateRef>().is_err());
+        assert!("+000000000000001".parse::<StateRef>().is_err(), "no sign");
+        assert!("-000000000000001".parse::<StateRef>().is_err());
+        assert!(" 000000000000001".parse::<StateRef>().is_err());
+        assert_eq!("00000000000000Ff".parse::<StateRef>().unwrap(), StateRef::from_u64(255));
         assert_eq!(StateRef::from_u64(1).to_string(), "0000000000000001");
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! An episode does not carry the agent's state snapshot itself, only its [`StateRef`]: the
 //! hash of the snapshot's canonical form ([`value_hash`](crate::hash::value_hash)). Equal
-//! snapshots share one entry. The store keeps at most `max_entries` snapshots and drops the
+//! snapshots share one entry. A hit on a reference is checked against the value held, so
+//! two different snapshots whose 64-bit hashes collide never share a reference: the second
+//! takes the first free reference after its hash. The store keeps at most `max_entries` snapshots and drops the
 //! least recently used one when a new snapshot arrives at capacity; [`StateStore::get`]
 //! refreshes recency, [`StateStore::peek`] does not.
 //!
@@ -27,7 +29,7 @@ use maxim_core::value::Value;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use crate::hash::StateRef;
+use crate::hash::{StateRef, same_value};
 
 /// Counts that describe a [`StateStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -68,13 +70,34 @@ impl StateStore {
 
     /// Stores `snapshot` (or refreshes the equal snapshot already held) and returns its
     /// reference; evicts the least recently used snapshot when the store is full.
+    ///
+    /// The reference is the snapshot's hash or, when another snapshot holds that (a 64-bit
+    /// collision, which takes some 2^32 snapshots to expect once), the first reference past
+    /// it that is free or holds an equal snapshot. At most `max_entries` references are held,
+    /// so one of the `max_entries + 1` from the hash on is always free.
     pub fn store(&mut self, snapshot: Value) -> StateRef {
-        let r = StateRef::of(&snapshot);
+        let hash = StateRef::of(&snapshot);
+        self.store_at(snapshot, hash)
+    }
+
+    /// [`store`](Self::store), probing from `hash`.
+    fn store_at(&mut self, snapshot: Value, hash: StateRef) -> StateRef {
         self.tick += 1;
-        if let Some(e) = self.entries.get_mut(&r) {
-            e.used = self.tick;
-            return r;
+        let mut free = None;
+        for r in probes(hash, self.max_entries) {
+            match self.entries.get_mut(&r) {
+                Some(e) if same_value(&e.value, &snapshot) => {
+                    e.used = self.tick;
+                    return r;
+                }
+                Some(_) => {}
+                None => {
+                    free = Some(r);
+                    break;
+                }
+            }
         }
+        let r = free.expect("at most max_entries references are held, so one of max_entries + 1 is free");
         if self.entries.len() >= self.max_entries {
             self.evict_lru();
         }
@@ -135,30 +158,54 @@ impl StateStore {
     }
 
     /// A store of capacity `max_entries` holding `snapshots`, given least recently used
-    /// first (as [`lru_order`](Self::lru_order) gives them). A snapshot whose reference does
-    /// not match its content is refused.
+    /// first (as [`lru_order`](Self::lru_order) gives them). A snapshot whose reference is
+    /// neither its hash nor a reference [`store`](Self::store) could have probed to from it,
+    /// and a reference given twice, are refused.
     pub(crate) fn from_lru_order(
         max_entries: usize,
         snapshots: Vec<(StateRef, Value)>,
     ) -> maxim_core::Result<Self> {
+        Self::from_lru_order_with(max_entries, snapshots, StateRef::of)
+    }
+
+    fn from_lru_order_with(
+        max_entries: usize,
+        snapshots: Vec<(StateRef, Value)>,
+        hash: impl Fn(&Value) -> StateRef,
+    ) -> maxim_core::Result<Self> {
+        let refused =
+            |r: StateRef, why: &str| maxim_core::Error::invalid("state store", format!("snapshot {r} {why}"));
         let mut store = Self::new(max_entries)?;
+        // The saving store held at most as many snapshots as it probed past: the file's,
+        // or at most this store's capacity.
+        let reach = max_entries.max(snapshots.len());
         for (r, value) in snapshots {
-            if StateRef::of(&value) != r {
-                return Err(maxim_core::Error::invalid(
-                    "state store",
-                    format!("snapshot {r} does not match its content"),
-                ));
+            if r.as_u64().wrapping_sub(hash(&value).as_u64()) > reach as u64 {
+                return Err(refused(r, "does not match its content"));
             }
-            store.store(value);
+            if store.entries.contains_key(&r) {
+                return Err(refused(r, "is given twice"));
+            }
+            if store.entries.len() >= store.max_entries {
+                store.evict_lru();
+            }
+            store.tick += 1;
+            store.entries.insert(r, Entry { value, used: store.tick });
         }
         Ok(store)
     }
 
+    /// The least recently used snapshot goes.
     fn evict_lru(&mut self) {
         if let Some((&victim, _)) = self.entries.iter().min_by_key(|(r, e)| (e.used, **r)) {
             self.entries.remove(&victim);
         }
     }
+}
+
+/// The `reach + 1` references a snapshot hashing to `hash` may take, in order.
+fn probes(hash: StateRef, reach: usize) -> impl Iterator<Item = StateRef> {
+    (0..=reach as u64).map(move |i| StateRef::from_u64(hash.as_u64().wrapping_add(i)))
 }
 
 #[cfg(test)]
@@ -191,6 +238,35 @@ mod tests {
         s.store(snap(3));
         assert!(!s.contains(a));
         assert!(s.contains(b));
+    }
+
+    #[test]
+    fn colliding_snapshots_get_their_own_references() {
+        let mut s = StateStore::new(8).unwrap();
+        let clash = StateRef::from_u64(u64::MAX);
+        let a = s.store_at(snap(1), clash);
+        let b = s.store_at(snap(2), clash);
+        let c = s.store_at(snap(3), clash);
+        assert_eq!((a, b, c), (clash, StateRef::from_u64(0), StateRef::from_u64(1)), "probing wraps");
+        assert_eq!(s.store_at(snap(2), clash), b, "an equal snapshot finds its reference");
+        assert_eq!((s.peek(a), s.peek(b), s.peek(c)), (Some(&snap(1)), Some(&snap(2)), Some(&snap(3))));
+        assert_eq!(s.len(), 3);
+        // Saved and loaded with the same (colliding) hash, the references hold.
+        let order: Vec<(StateRef, Value)> = s.lru_order().into_iter().map(|(r, v)| (r, v.clone())).collect();
+        let back = StateStore::from_lru_order_with(8, order.clone(), |_| clash).unwrap();
+        assert_eq!(back.peek(b), Some(&snap(2)));
+        // A reference too far from its hash, or given twice: refused.
+        assert!(StateStore::from_lru_order_with(8, order.clone(), |_| StateRef::from_u64(7)).is_err());
+        assert!(StateStore::from_lru_order_with(8, order.clone(), |_| StateRef::from_u64(2)).is_err());
+        let twice_ref = vec![(clash, snap(1)), (clash, snap(2))];
+        assert!(StateStore::from_lru_order_with(8, twice_ref, |_| clash).is_err());
+        // A full store whose every reference collides: one reference is always free.
+        let mut full = StateStore::new(3).unwrap();
+        let refs: Vec<StateRef> = (0..6).map(|n| full.store_at(snap(n), clash)).collect();
+        assert_eq!(full.len(), 3);
+        for (n, r) in refs.iter().enumerate().skip(3) {
+            assert_eq!(full.peek(*r), Some(&snap(n as i64)), "{n}");
+        }
     }
 
     #[test]

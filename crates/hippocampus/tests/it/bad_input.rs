@@ -139,6 +139,7 @@ fn unparsable_keys_and_refs_are_typed_errors() {
     assert!("colour:red".parse::<hippocampus::IndexKey>().is_err());
     assert!("success:maybe".parse::<hippocampus::IndexKey>().is_err());
     assert!("xyz".parse::<StateRef>().is_err());
+    assert!("+00000000000000a".parse::<StateRef>().is_err(), "a sign is not a hex digit");
 }
 
 #[test]
