@@ -21,7 +21,7 @@
 //! let mut e = NewEpisode::default();
 //! e.perception.detected_objects = vec!["mug".into()];
 //! let a = hippo.capture(e.clone())?;
-//! let b = hippo.capture(e)?;
+//! hippo.capture(e)?; // associated with `a`
 //! hippo.compress(a)?;
 //! hippo.save(&path)?;
 //! let mut fresh = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
@@ -31,7 +31,6 @@
 //! assert_eq!(fresh.keys_of(a), hippo.keys_of(a)); // object:mug survives compression and reload
 //! assert!(fresh.load(dir.path().join("missing.snap")).is_err());
 //! assert_eq!(fresh.len(), 2);
-//! # let _ = b;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

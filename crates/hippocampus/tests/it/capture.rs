@@ -346,7 +346,7 @@ fn equal_state_snapshots_share_one_entry() {
 
 #[test]
 fn names_are_shared_between_episodes_and_forgotten_with_them() {
-    let (clock, mut h) = layer();
+    let (_clock, mut h) = layer();
     let a = h.capture(episode(&["mug"], "find mug", "look", None)).unwrap();
     let b = h.capture(episode(&["mug"], "find mug", "look", None)).unwrap();
     let name = |id| h.peek(id).unwrap().as_full().unwrap().perception.detected_objects[0].clone();
@@ -358,5 +358,4 @@ fn names_are_shared_between_episodes_and_forgotten_with_them() {
     h.compress(a).unwrap();
     let c = h.peek(a).unwrap().as_compressed().unwrap().goal.clone().unwrap();
     assert!(Arc::ptr_eq(&c, &shared_goal));
-    let _ = clock;
 }

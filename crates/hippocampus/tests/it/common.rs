@@ -7,7 +7,8 @@ use maxim_core::{IdGenerator, ManualClock, Timestamp};
 /// The start of every test clock.
 pub(crate) const T0: Timestamp = Timestamp::from_secs(1_700_000_000);
 
-/// A layer with the default settings (auto-save off), seeded ids and a manual clock at `T0`.
+/// A layer with the default settings, seeded ids and a manual clock at `T0`. Auto-save after
+/// sleep is on by default, but the default names no persistence path, so nothing is written.
 pub(crate) fn layer() -> (ManualClock, Hippocampus) {
     layer_with(HippocampusConfig::default())
 }

@@ -3,11 +3,10 @@
 use std::time::Duration;
 
 use hippocampus::{
-    Episode, Hippocampus, HippocampusConfig, IndexKey, IndexedKeys, KeyKind, LoadOutcome, NewEpisode,
-    RecallFilter,
+    Hippocampus, HippocampusConfig, IndexKey, IndexedKeys, KeyKind, LoadOutcome, NewEpisode, RecallFilter,
 };
 use maxim_core::value::Value;
-use maxim_core::{EdgeKind, RecordId, days};
+use maxim_core::{EdgeKind, RecordId};
 
 use crate::common::{episode, layer, layer_with};
 
@@ -82,7 +81,7 @@ fn bytes_round_trip_and_equal_states_encode_equally() {
 
 #[test]
 fn failed_loads_leave_the_layer_as_it_was() {
-    let (clock, h, _) = rich();
+    let (_clock, h, _) = rich();
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("good.snap");
     h.save(&good).unwrap();
@@ -110,8 +109,6 @@ fn failed_loads_leave_the_layer_as_it_was() {
     assert!(other.load(dir.path().join("missing.snap")).is_err());
     assert!(other.load_from_bytes("x", b"MAXIMSNP").is_err());
     assert_eq!(other.to_snapshot_bytes().unwrap(), before);
-    let _ = clock;
-    assert!(other.contains(mine));
 }
 
 #[test]
@@ -139,7 +136,7 @@ fn recovery_uses_the_backup_and_a_missing_file_is_a_fresh_start() {
 fn configured_paths_and_auto_save_after_sleep() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("auto.snap");
-    let (clock, mut h) = layer();
+    let (_clock, mut h) = layer();
     assert!(matches!(h.save_configured(), Err(hippocampus::Error::NoPersistencePath)));
     let config = HippocampusConfig { persistence_path: Some(path.clone()), ..HippocampusConfig::default() };
     let (_c, mut auto) = layer_with(config.clone());
@@ -149,9 +146,30 @@ fn configured_paths_and_auto_save_after_sleep() {
     let (_c3, mut again) = layer_with(config);
     assert!(matches!(again.load_configured().unwrap(), LoadOutcome::Loaded));
     assert_eq!(again.len(), 1);
+    // Without a path, or with auto-save off, sleep saves nothing and nothing fails.
     h.capture(NewEpisode::default()).unwrap();
-    clock.advance(days(1));
-    let _ = Episode::from(hippocampus::EpisodicMemory::new(RecordId::from_u128(1), clock.now()));
+    h.sleep();
+    assert_eq!(h.counters().autosave_failures, 0);
+    assert!(matches!(h.load_configured(), Err(hippocampus::Error::NoPersistencePath)));
+    let quiet_path = dir.path().join("quiet.snap");
+    let quiet = HippocampusConfig {
+        persistence_path: Some(quiet_path.clone()),
+        auto_save_after_sleep: false,
+        ..HippocampusConfig::default()
+    };
+    let (_c4, mut quiet) = layer_with(quiet);
+    quiet.capture(NewEpisode::default()).unwrap();
+    quiet.sleep();
+    assert!(!quiet_path.exists(), "auto-save off");
+    // A path that cannot be written (its directory is a file) is counted, not returned.
+    let blocker = dir.path().join("blocker");
+    std::fs::write(&blocker, b"a file").unwrap();
+    let blocked =
+        HippocampusConfig { persistence_path: Some(blocker.join("h.snap")), ..HippocampusConfig::default() };
+    let (_c5, mut blocked) = layer_with(blocked);
+    blocked.capture(NewEpisode::default()).unwrap();
+    assert_eq!(blocked.sleep().preserved, 1);
+    assert_eq!(blocked.counters().autosave_failures, 1);
 }
 
 #[test]

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hippocampus::{HippocampusConfig, Perception, RecallFilter};
+use maxim_core::RecordId;
 use maxim_core::embed::HashEmbedder;
 use maxim_core::graph::ActivationParams;
 use maxim_core::value::Value;
-use maxim_core::{RecordId, Timestamp};
 
 use crate::common::{T0, episode, layer, layer_with};
 
@@ -102,7 +102,7 @@ fn a_query_ranks_by_keyword_relevance_then_recency() {
 
 #[test]
 fn distinct_queries_build_use_pressure_until_promotion() {
-    let (clock, mut h) = layer();
+    let (_clock, mut h) = layer();
     let mut e = episode(&["mug"], "find mug", "look", None);
     e.perception.salience = 0.9;
     let id = h.capture(e).unwrap();
@@ -127,7 +127,6 @@ fn distinct_queries_build_use_pressure_until_promotion() {
     g.recall_and_touch(&RecallFilter::new().query("cup"), 10);
     let p = g.peek(id).unwrap().promotion_pressure();
     assert!((p - (1.0 - 0.2 + 0.5 + (1.0 - 1.0 / 7.0))).abs() < 1e-12, "{p}");
-    let _ = clock;
 }
 
 #[test]
@@ -216,5 +215,4 @@ fn search_by_content_reads_observations_results_and_reasoning() {
     assert_eq!(ids(h.search_by_content("kitchen", 1)), [b]);
     assert_eq!(h.search_by_content("to see", 20).len(), 1);
     assert!(h.search_by_content("garage", 20).is_empty());
-    let _ = Timestamp::EPOCH;
 }

@@ -4,9 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hippocampus::{
-    AccessBased, HippocampusConfig, ImportanceBased, NewEpisode, RecallFilter, StrategyKind, TemporalContext,
-};
+use hippocampus::{HippocampusConfig, NewEpisode, RecallFilter, StrategyKind, TemporalContext};
 use maxim_core::{RecordId, days};
 use rustc_hash::FxHashMap;
 
@@ -195,7 +193,6 @@ fn the_configured_strategy_is_used() {
     clock.advance(days(10));
     assert_eq!(h.sleep().removed, 1);
     assert_eq!(h.retention_strategy().name(), "access_based");
-    let _ = (AccessBased::default(), ImportanceBased::default());
 }
 
 #[derive(Default)]
