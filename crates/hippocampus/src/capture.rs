@@ -161,7 +161,8 @@ impl Hippocampus {
     /// Captures a new episode made now (or at `episode.timestamp`) and returns its id.
     ///
     /// Errors (nothing changes): salience, novelty, fear level, confidence or trust NaN or
-    /// outside `[0, 1]`. Every check runs before the first change to the layer (the id
+    /// outside `[0, 1]`; more than [`MAX_NAMES`] detected objects and
+    /// people together. Every check runs before the first change to the layer (the id
     /// generator and the state store included); once they pass, nothing can fail.
     /// Any timestamp is accepted, from `i64::MIN` to `i64::MAX` microseconds.
     pub fn capture(&mut self, episode: NewEpisode) -> Result<RecordId> {
