@@ -1127,13 +1127,13 @@ impl Atl {
     /// the returned [`PropertyWrite`] carries the open [`Contradiction`]. Writing is not an
     /// access.
     ///
-    /// Values compare by [`same_value`](crate::properties::same_value) (`Int(1)` and
+    /// Values compare by [`same_value`] (`Int(1)` and
     /// `Float(1.0)` agree).
     ///
     /// Errors (nothing changes): unknown or compressed concept, a key without a letter or
     /// digit, a trust outside `[0, 1]`, a value holding a NaN or an infinity anywhere
     /// ([`maxim_core::Error::OutOfRange`]) or nested too deeply (see
-    /// [`check_value`](crate::properties::check_value)).
+    /// [`check_value`]).
     pub fn set_property(
         &mut self,
         id: RecordId,
