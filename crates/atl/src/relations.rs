@@ -36,7 +36,7 @@
 //! # Ok::<(), atl::Error>(())
 //! ```
 
-use maxim_core::graph::{ActivationParams, EdgeMeta, EdgeRef, Graph};
+use maxim_core::graph::{ActivationParams, EdgeMeta, EdgeMetaRef, EdgeRef, Graph};
 use maxim_core::{EdgeKind, MemoryRecord, RecordId, check_unit};
 
 use crate::concept::SemanticRecord;
@@ -136,10 +136,6 @@ fn check_weight(weight: f64) -> Result<f64> {
     Ok(check_unit("weight", weight)?)
 }
 
-fn meta(relationship: &str, confidence: f64) -> EdgeMeta {
-    EdgeMeta::relation(relationship).with_confidence(confidence)
-}
-
 /// One direction of a relationship as it is to be written.
 #[derive(Clone, Copy)]
 struct EdgeSpec<'a> {
@@ -167,16 +163,15 @@ impl EdgeSpec<'_> {
                 return Ok(());
             }
         }
-        graph.add_edge(
-            source,
-            target,
-            self.kind,
-            self.weight,
-            Some(meta(self.relationship, self.confidence)),
-        )?;
+        // Borrowed metadata: the graph interns the label, nothing is allocated for it here.
+        let meta = EdgeMetaRef::relation(self.relationship).with_confidence(self.confidence);
+        graph.add_edge_ref(source, target, self.kind, self.weight, meta)?;
         Ok(())
     }
 }
+
+/// Most results whose slots [`Atl::recall_associated_with`] looks up on the stack.
+const RESOLVE_INLINE: usize = 32;
 
 impl Atl {
     /// Relates `source` to `target` by `relationship` with `weight` and `confidence` (see the
@@ -199,16 +194,6 @@ impl Atl {
         let (symmetric, reflexive) = (rel.symmetric, rel.reflexive);
         let weight = check_weight(weight)?;
         let confidence = check_unit("confidence", confidence)?;
-        // Every concept is a graph node and every node a concept; asking the graph warms the
-        // index entries that `find_edge` and `add_edge` look up next.
-        for id in [source, target] {
-            if !self.state.graph.contains(id) {
-                return Err(Error::UnknownConcept { id });
-            }
-        }
-        if source == target && !reflexive {
-            return Err(Error::SelfRelationship { id: source, relationship: relationship.to_owned() });
-        }
         let kind = edge_kind_of(relationship);
         let graph = &mut self.state.graph;
         // A symmetric pair is always written whole, so the forward edge speaks for both (a
@@ -216,8 +201,19 @@ impl Atl {
         let forward = graph
             .find_edge(source, target, Some(kind), Some(relationship))
             .map(|e| (e.weight, e.confidence().unwrap_or(DEFAULT_RELATIONSHIP_CONFIDENCE)));
-        let previous = forward;
-        let (new_weight, new_confidence) = match previous {
+        if forward.is_none() {
+            // Every concept is a graph node and every node a concept. An edge found has both
+            // ends, so only a new one needs them checked.
+            for id in [source, target] {
+                if !graph.contains(id) {
+                    return Err(Error::UnknownConcept { id });
+                }
+            }
+        }
+        if source == target && !reflexive {
+            return Err(Error::SelfRelationship { id: source, relationship: relationship.to_owned() });
+        }
+        let (new_weight, new_confidence) = match forward {
             Some((w, c)) => (w.max(weight), reinforced_confidence(c, confidence)),
             None => (weight, confidence),
         };
@@ -238,7 +234,7 @@ impl Atl {
                 return Err(err);
             }
         }
-        if let Some((previous_weight, previous_confidence)) = previous {
+        if let Some((previous_weight, previous_confidence)) = forward {
             self.state.counters.relationships_reinforced += 1;
             Ok(DefineOutcome::Reinforced { previous_weight, previous_confidence })
         } else {
@@ -415,15 +411,32 @@ impl Atl {
             return Vec::new();
         }
         let ranked = self.state.graph.spread(seeds, params).ranked(Some(limit));
+        self.resolve(&ranked)
+    }
+
+    /// The records of `ranked` with their activations, in order (ids no longer held are
+    /// skipped).
+    fn resolve(&self, ranked: &[(RecordId, f64)]) -> Vec<(&SemanticRecord, f64)> {
         // Two passes: the hash probes of all results are independent, so the processor
         // overlaps their cache misses instead of waiting for each record in turn.
-        let slots: Vec<Option<u32>> =
-            ranked.iter().map(|(id, _)| self.state.slots.get(id).copied()).collect();
-        ranked
-            .iter()
-            .zip(slots)
-            .filter_map(|(&(_, a), slot)| slot.map(|s| (&self.state.records[s as usize], a)))
-            .collect()
+        let mut inline = [u32::MAX; RESOLVE_INLINE];
+        let mut heap = Vec::new();
+        let slots: &mut [u32] = if ranked.len() <= RESOLVE_INLINE {
+            &mut inline[..ranked.len()]
+        } else {
+            heap.resize(ranked.len(), u32::MAX);
+            &mut heap
+        };
+        for (slot, (id, _)) in slots.iter_mut().zip(ranked) {
+            *slot = self.state.slots.get(id).copied().unwrap_or(u32::MAX);
+        }
+        let mut out = Vec::with_capacity(ranked.len());
+        for (&slot, &(_, a)) in slots.iter().zip(ranked) {
+            if let Some(record) = self.state.records.get(slot as usize) {
+                out.push((record, a));
+            }
+        }
+        out
     }
 
     /// The original's `recall_associated`: as
@@ -452,6 +465,25 @@ mod tests {
         let mut atl = Atl::builder().clock(clock.shared()).id_seed(5).build().unwrap();
         let ids = (0..n).map(|j| atl.find_or_create(&spec(&format!("c {j}"), "x")).unwrap().id).collect();
         (atl, ids)
+    }
+
+    #[test]
+    fn recall_resolves_every_limit_in_rank_order() {
+        let (mut atl, ids) = layer_with(60);
+        for (i, &b) in ids[1..].iter().enumerate() {
+            atl.define_relationship(ids[0], b, "HAS_PART", 0.2 + (i % 7) as f64 / 10.0, 0.5).unwrap();
+        }
+        let params = atl.config.activation;
+        for limit in [1, 10, RESOLVE_INLINE, RESOLVE_INLINE + 1, 100] {
+            let got: Vec<(RecordId, f64)> = atl
+                .recall_associated_with(&[ids[0]], limit, &params)
+                .into_iter()
+                .map(|(r, a)| (r.id(), a))
+                .collect();
+            let want = atl.concept_graph().spread(&[ids[0]], &params).ranked(Some(limit));
+            assert_eq!(got, want, "limit {limit}");
+            assert_eq!(got.len(), limit.min(59));
+        }
     }
 
     #[test]
