@@ -206,19 +206,25 @@ impl Hippocampus {
 
     fn compress_slot(&mut self, s: Slot) -> bool {
         let id = self.slots.ids[s as usize];
-        let edge_count =
-            u32::try_from(self.graph.out_degree(id, Some(EdgeKind::Associates))).unwrap_or(u32::MAX);
+        let edge_count = self.graph.out_degree(id, Some(EdgeKind::Associates));
         let Some(slot) = self.slots.records.get_mut(s as usize) else { return false };
-        let Some(Episode::Full(_)) = slot else { return false };
-        let Some(Episode::Full(m)) = slot.take() else { return false };
-        *slot = Some(Episode::Compressed(Box::new(m.into_compressed(edge_count))));
+        if !compress_in_place(slot, edge_count) {
+            return false;
+        }
+        self.after_compression(s);
+        true
+    }
+
+    /// What follows the compression of the record in slot `s`: its text vector (when an
+    /// embedder is configured) and the compression callbacks.
+    fn after_compression(&mut self, s: Slot) {
+        let id = self.slots.ids[s as usize];
         if let (Some(embedder), Some(vectors), Some(rec)) =
             (&self.config.embedder, &mut self.vectors, self.slots.records[s as usize].as_ref())
         {
             let _ = vectors.add(id, &embedder.embed(&crate::capture::episode_text(rec)));
         }
         self.fire_compress(id);
-        true
     }
 
     /// One sleep cycle with the configured strategy (temporal-aware when a temporal context
@@ -244,16 +250,15 @@ impl Hippocampus {
             0
         };
         let now = self.clock.now();
-        let verdicts = self.verdicts(strategy, now);
+        let verdicts = self.judge_and_compress(strategy, now);
         let mut report = ConsolidationReport { promoted, ..ConsolidationReport::default() };
         let mut doomed: Vec<Slot> = Vec::new();
         for &(s, v) in &verdicts {
             match v {
                 Verdict::Keep => report.preserved += 1,
                 Verdict::Compress => {
-                    if self.compress_slot(s) {
-                        report.compressed += 1;
-                    }
+                    report.compressed += 1;
+                    self.after_compression(s);
                 }
                 Verdict::Remove => doomed.push(s),
             }
@@ -281,32 +286,61 @@ impl Hippocampus {
         report
     }
 
-    /// The verdict on every record, in slot order.
-    fn verdicts(&self, strategy: &dyn RetentionStrategy, now: Timestamp) -> Vec<(Slot, Verdict)> {
+    /// The verdict on every record, in slot order, compressing in place each full record
+    /// judged compressible (the record is at hand, and the work is spread with the scoring).
+    /// A record reported `Compress` was compressed; what follows a compression (vectors,
+    /// callbacks) is left to the caller.
+    fn judge_and_compress(
+        &mut self,
+        strategy: &dyn RetentionStrategy,
+        now: Timestamp,
+    ) -> Vec<(Slot, Verdict)> {
         let retention = self.config.retention_threshold;
         let compression = self.config.compression_threshold;
         let boost = self.config.long_term_retention_boost;
-        let judge = |(s, rec): (usize, &Option<Episode>)| -> Option<(Slot, Verdict)> {
-            let rec = rec.as_ref()?;
-            let mut score = strategy.score(rec, self.degree_of(rec), now);
+        let parallel = self.len() >= PARALLEL_SLEEP_MIN && rayon::current_num_threads() > 1;
+        let (graph, slots) = (&self.graph, &mut self.slots);
+        let ids = &slots.ids;
+        let judge = |(s, slot): (usize, &mut Option<Episode>)| -> Option<(Slot, Verdict)> {
+            let rec = slot.as_ref()?;
+            // A full record's ASSOCIATES edges (a compressed one carries its count).
+            let degree = match rec {
+                Episode::Full(_) => graph.out_degree(ids[s], Some(EdgeKind::Associates)),
+                Episode::Compressed(c) => c.edge_count as usize,
+            };
+            let mut score = strategy.score(rec, degree, now);
             if rec.meta().long_term {
                 score = (score * boost).min(1.0);
             }
             let verdict = if score < retention {
                 Verdict::Remove
-            } else if score < compression && !rec.is_compressed() && strategy.should_compress(rec, now) {
+            } else if score < compression
+                && !rec.is_compressed()
+                && strategy.should_compress(rec, now)
+                && compress_in_place(slot, degree)
+            {
                 Verdict::Compress
             } else {
                 Verdict::Keep
             };
             Some((s as Slot, verdict))
         };
-        if self.len() >= PARALLEL_SLEEP_MIN && rayon::current_num_threads() > 1 {
-            self.slots.records.par_iter().enumerate().filter_map(judge).collect()
+        if parallel {
+            slots.records.par_iter_mut().enumerate().filter_map(judge).collect()
         } else {
-            self.slots.records.iter().enumerate().filter_map(judge).collect()
+            slots.records.iter_mut().enumerate().filter_map(judge).collect()
         }
     }
+}
+
+/// Replaces the full episode in `slot` by its compressed form with `edge_count` ASSOCIATES
+/// edges; false (and nothing changes) when the slot holds no full episode.
+fn compress_in_place(slot: &mut Option<Episode>, edge_count: usize) -> bool {
+    let Some(Episode::Full(_)) = slot else { return false };
+    let Some(Episode::Full(m)) = slot.take() else { return false };
+    let edge_count = u32::try_from(edge_count).unwrap_or(u32::MAX);
+    *slot = Some(Episode::Compressed(Box::new(m.into_compressed(edge_count))));
+    true
 }
 
 #[cfg(test)]

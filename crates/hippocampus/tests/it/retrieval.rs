@@ -172,6 +172,22 @@ fn recall_similar_text_goes_through_the_embedder() {
 }
 
 #[test]
+fn an_episode_compressed_by_sleep_is_still_found_by_text() {
+    let config = HippocampusConfig {
+        embedder: Some(Arc::new(HashEmbedder::default())),
+        ..HippocampusConfig::default()
+    };
+    let (clock, mut h) = layer_with(config);
+    let mug = h.capture(episode(&["coffee mug"], "fetch the coffee mug", "grasp", None)).unwrap();
+    h.capture(episode(&["door"], "open the front door", "push", None)).unwrap();
+    clock.advance(Duration::from_secs(3 * 86_400));
+    assert_eq!(h.sleep().compressed, 2);
+    assert!(h.peek(mug).unwrap().is_compressed());
+    let found = h.recall_similar_text("coffee mug", 1).unwrap();
+    assert_eq!(found[0].0.id(), mug, "the compressed text keeps its vector");
+}
+
+#[test]
 fn recall_associated_matches_the_run_vector() {
     let (_clock, mut h) = layer();
     let a = h.capture(episode(&["mug"], "find mug", "look", Some(true))).unwrap();
