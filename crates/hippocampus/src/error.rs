@@ -48,6 +48,10 @@ pub enum Error {
     /// Text similarity was asked for, but the configuration names no embedder.
     #[error("text similarity needs an embedder; the configuration has none")]
     NoEmbedder,
+    /// A sleep by temporal cluster was asked for, but no temporal context (the SCN) is
+    /// connected.
+    #[error("sleeping by temporal cluster needs a temporal context; none is connected")]
+    NoTemporalContext,
     /// Saving without a path, when the configuration has no persistence path either.
     #[error("no persistence path is configured")]
     NoPersistencePath,

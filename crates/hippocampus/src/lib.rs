@@ -133,7 +133,7 @@ pub use index::{IndexKey, IndexedKeys, KeyKind, PAIR_KEYS_MAX};
 pub use maxim_core;
 pub use persist::{LoadOutcome, SNAPSHOT_KIND};
 pub use retrieval::RecallFilter;
-pub use sleep::PromotionReport;
+pub use sleep::{ClusteredSleepReport, PromotionReport};
 pub use state_store::{StateStore, StateStoreStats};
 pub use store::{CompressCallback, ConsistencyReport, Counters, Hippocampus, LAYER_NAME};
 pub use strategy::{

@@ -13,6 +13,13 @@
 //!   applied first, then removals (which clean the index, the graph and the queue, and tell
 //!   the deletion callbacks).
 //!
+//! - [`Hippocampus::sleep_with_clustering`] (§3.9, with a temporal context connected)
+//!   thins crowded (hour, weekday) clusters: a cluster of at most `max_per_cluster` episodes,
+//!   and an episode without a cluster, is judged as `sleep` judges it; in a larger cluster the
+//!   `max_per_cluster` best-scored episodes are kept (compressed when full and below 0.6) and
+//!   the rest are removed below 0.3, otherwise compressed, and removed when already
+//!   compressed.
+//!
 //! With the default access-based strategy an unaccessed, little-connected episode that is
 //! not long-term goes after about seven days without access; successful user interactions
 //! and episodes accessed ten times never go.
@@ -42,11 +49,11 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::episode::{CompressedMemory, Episode, EpisodicMemory};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hash::query_signature;
 use crate::index::Slot;
 use crate::store::Hippocampus;
-use crate::strategy::RetentionStrategy;
+use crate::strategy::{RetentionStrategy, TemporalContext};
 
 /// Salience or novelty above which a queued candidate is promoted.
 pub const PROMOTION_LEVEL: f64 = 0.9;
@@ -70,6 +77,17 @@ pub struct PromotionReport {
     pub already_long_term: usize,
     /// Candidates examined and left as they were (or gone).
     pub skipped: usize,
+}
+
+/// What [`Hippocampus::sleep_with_clustering`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusteredSleepReport {
+    /// The counts, as [`Hippocampus::sleep`] reports them.
+    pub report: ConsolidationReport,
+    /// The distinct (hour, weekday) clusters among the episodes judged.
+    pub clusters_processed: usize,
+    /// Of those, the clusters of more than `max_per_cluster` episodes, which were thinned.
+    pub clusters_thinned: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,8 +281,15 @@ impl Hippocampus {
                 Verdict::Remove => doomed.push(s),
             }
         }
+        self.finish_sleep(&mut report, &doomed);
+        report
+    }
+
+    /// The end of every sleep: removes `doomed`, counts, forgets unused names, and saves
+    /// when auto-save is on.
+    fn finish_sleep(&mut self, report: &mut ConsolidationReport, doomed: &[Slot]) {
         report.removed = doomed.len();
-        self.remove_slots(&doomed);
+        self.remove_slots(doomed);
         self.counters.consolidations += 1;
         self.counters.compressions += report.compressed as u64;
         self.purge_names();
@@ -283,7 +308,122 @@ impl Hippocampus {
                 }
             }
         }
-        report
+    }
+
+    /// One sleep cycle by (hour, weekday) cluster, with the configured strategy made
+    /// temporal-aware (see the [module docs](self)). Within a crowded cluster, episodes are
+    /// ranked by score, ties going to the newer.
+    ///
+    /// Errors: no temporal context is connected ([`Error::NoTemporalContext`]); nothing
+    /// changes.
+    pub fn sleep_with_clustering(&mut self, max_per_cluster: usize) -> Result<ClusteredSleepReport> {
+        let Some(context) = self.temporal.clone() else { return Err(Error::NoTemporalContext) };
+        let strategy = self.retention_strategy();
+        let _s = tracing::debug_span!(
+            "hippocampus_sleep_with_clustering",
+            n_records = self.len(),
+            max_per_cluster
+        )
+        .entered();
+        if !self.config.enable_sleep_consolidation {
+            let report = ConsolidationReport { preserved: self.len(), ..ConsolidationReport::default() };
+            return Ok(ClusteredSleepReport { report, ..ClusteredSleepReport::default() });
+        }
+        let promoted = if self.config.consolidate_during_sleep {
+            self.promote_candidates(self.config.max_promotions).promoted
+        } else {
+            0
+        };
+        let now = self.clock.now();
+        let (verdicts, clusters_processed, clusters_thinned) =
+            self.cluster_verdicts(&*strategy, &*context, max_per_cluster, now);
+        let mut report = ConsolidationReport { promoted, ..ConsolidationReport::default() };
+        let mut doomed: Vec<Slot> = Vec::new();
+        for (s, v) in verdicts {
+            match v {
+                Verdict::Keep => report.preserved += 1,
+                Verdict::Compress => {
+                    if self.compress_slot(s) {
+                        report.compressed += 1;
+                    } else {
+                        report.preserved += 1;
+                    }
+                }
+                Verdict::Remove => doomed.push(s),
+            }
+        }
+        self.finish_sleep(&mut report, &doomed);
+        Ok(ClusteredSleepReport { report, clusters_processed, clusters_thinned })
+    }
+
+    /// The verdicts of [`sleep_with_clustering`](Self::sleep_with_clustering) in slot order,
+    /// with the numbers of clusters seen and thinned.
+    fn cluster_verdicts(
+        &self,
+        strategy: &dyn RetentionStrategy,
+        context: &dyn TemporalContext,
+        max_per_cluster: usize,
+        now: Timestamp,
+    ) -> (Vec<(Slot, Verdict)>, usize, usize) {
+        let retention = self.config.retention_threshold;
+        let compression = self.config.compression_threshold;
+        let boost = self.config.long_term_retention_boost;
+        let mut judged: Vec<Judged> = Vec::with_capacity(self.len());
+        for (s, rec) in self.slots.records.iter().enumerate() {
+            let Some(rec) = rec else { continue };
+            let compressed = rec.is_compressed();
+            judged.push(Judged {
+                slot: s as Slot,
+                score: retention_score(strategy, rec, self.degree_of(rec), now, boost),
+                cluster: context.cluster_of(rec.id()),
+                compressed,
+                compressible: !compressed && strategy.should_compress(rec, now),
+            });
+        }
+        let mut members: rustc_hash::FxHashMap<u64, Vec<usize>> = rustc_hash::FxHashMap::default();
+        for (i, j) in judged.iter().enumerate() {
+            if let Some(c) = j.cluster {
+                members.entry(c).or_default().push(i);
+            }
+        }
+        let mut verdicts: Vec<Option<Verdict>> = vec![None; judged.len()];
+        let mut thinned = 0;
+        let order = self.slots.order();
+        for list in members.values_mut() {
+            if list.len() <= max_per_cluster {
+                continue;
+            }
+            thinned += 1;
+            // Best first; equal scores go to the newer episode.
+            list.sort_unstable_by(|&a, &b| {
+                let (a, b) = (&judged[a], &judged[b]);
+                b.score.total_cmp(&a.score).then_with(|| order.key(b.slot).cmp(&order.key(a.slot)))
+            });
+            for (rank, &i) in list.iter().enumerate() {
+                let j = &judged[i];
+                verdicts[i] = Some(if rank < max_per_cluster {
+                    if j.score < compression && !j.compressed { Verdict::Compress } else { Verdict::Keep }
+                } else if j.score < retention || j.compressed {
+                    Verdict::Remove
+                } else {
+                    Verdict::Compress
+                });
+            }
+        }
+        let clusters = members.len();
+        // Episodes without a cluster, and those of small clusters, are judged as `sleep` does.
+        let alone = |j: &Judged| {
+            if j.score < retention {
+                Verdict::Remove
+            } else if j.score < compression && j.compressible {
+                Verdict::Compress
+            } else {
+                Verdict::Keep
+            }
+        };
+        let verdicts =
+            judged.iter().zip(verdicts).map(|(j, v)| (j.slot, v.unwrap_or_else(|| alone(j)))).collect();
+        (verdicts, clusters, thinned)
     }
 
     /// The verdict on every record, in slot order, compressing in place each full record
@@ -308,10 +448,7 @@ impl Hippocampus {
                 Episode::Full(_) => graph.out_degree(ids[s], Some(EdgeKind::Associates)),
                 Episode::Compressed(c) => c.edge_count as usize,
             };
-            let mut score = strategy.score(rec, degree, now);
-            if rec.meta().long_term {
-                score = (score * boost).min(1.0);
-            }
+            let score = retention_score(strategy, rec, degree, now, boost);
             let verdict = if score < retention {
                 Verdict::Remove
             } else if score < compression
@@ -331,6 +468,28 @@ impl Hippocampus {
             slots.records.iter_mut().enumerate().filter_map(judge).collect()
         }
     }
+}
+
+/// One record as [`Hippocampus::sleep_with_clustering`] sees it.
+struct Judged {
+    slot: Slot,
+    score: f64,
+    cluster: Option<u64>,
+    compressed: bool,
+    /// Full, and compressible by the strategy's rule.
+    compressible: bool,
+}
+
+/// `strategy`'s score of `rec`, times `boost` (capped at 1) for a long-term record.
+fn retention_score(
+    strategy: &dyn RetentionStrategy,
+    rec: &Episode,
+    degree: usize,
+    now: Timestamp,
+    boost: f64,
+) -> f64 {
+    let score = strategy.score(rec, degree, now);
+    if rec.meta().long_term { (score * boost).min(1.0) } else { score }
 }
 
 /// Replaces the full episode in `slot` by its compressed form with `edge_count` ASSOCIATES

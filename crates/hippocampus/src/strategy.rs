@@ -254,6 +254,15 @@ pub trait TemporalContext: Send + Sync {
 
     /// Number of episodes in the hour bin of `id`, `None` when `id` is not registered.
     fn hour_bin_size(&self, id: RecordId) -> Option<usize>;
+
+    /// The (hour, weekday) cluster of `id` as an opaque key (episodes with equal keys share
+    /// a cluster), `None` when `id` is not registered. Only
+    /// [`Hippocampus::sleep_with_clustering`](crate::Hippocampus::sleep_with_clustering)
+    /// asks; by default no episode has a cluster, and that sleep judges each on its own.
+    fn cluster_of(&self, id: RecordId) -> Option<u64> {
+        let _ = id;
+        None
+    }
 }
 
 /// Another strategy's score × 1.5 when the episode is alone in its (hour, weekday) cluster

@@ -224,3 +224,95 @@ fn a_temporal_context_makes_sleep_temporal_aware() {
     assert_eq!(r.removed, 1);
     assert!(h.contains(sole) && !h.contains(crowd));
 }
+
+/// An SCN that knows each episode's (hour, weekday) cluster and nothing of hour bins.
+#[derive(Default)]
+struct ClusterScn(FxHashMap<RecordId, u64>);
+
+impl TemporalContext for ClusterScn {
+    fn cluster_size(&self, id: RecordId) -> Option<usize> {
+        let c = self.0.get(&id)?;
+        Some(self.0.values().filter(|&v| v == c).count())
+    }
+    fn hour_bin_size(&self, id: RecordId) -> Option<usize> {
+        self.0.get(&id).map(|_| 1)
+    }
+    fn cluster_of(&self, id: RecordId) -> Option<u64> {
+        self.0.get(&id).copied()
+    }
+}
+
+#[test]
+fn clustering_sleep_needs_a_temporal_context_and_changes_nothing_without_one() {
+    let (clock, mut h) = layer();
+    let id = h.capture(NewEpisode::default()).unwrap();
+    clock.advance(days(30));
+    assert!(matches!(h.sleep_with_clustering(3), Err(hippocampus::Error::NoTemporalContext)));
+    assert!(h.contains(id));
+    assert_eq!(h.counters().consolidations, 0);
+}
+
+#[test]
+fn clustering_sleep_thins_crowded_clusters() {
+    let (clock, mut h) = layer();
+    let hours = |x: f64| Duration::from_secs_f64(x * 3600.0);
+    // Ages at the sleep, six days from now, with the access-based score of an unaccessed
+    // episode without edges, 0.5 · (1 − age/7 days) + 0.04.
+    let e = h.capture(NewEpisode::default()).unwrap(); // 6 d: 0.111
+    clock.advance(days(3));
+    let c = h.capture(NewEpisode::default()).unwrap(); // 3 d: 0.326
+    let f = h.capture(NewEpisode::default()).unwrap(); // 3 d, no cluster
+    clock.advance(hours(12.0));
+    let d = h.capture(NewEpisode::default()).unwrap(); // 2.5 d: 0.361, compressed below
+    h.compress(d).unwrap();
+    clock.advance(days(1));
+    let b = h.capture(NewEpisode::default()).unwrap(); // 1.5 d: 0.433
+    clock.advance(days(1));
+    let a = h.capture(NewEpisode::default()).unwrap(); // 0.5 d: 0.504
+    let g = h.capture(NewEpisode::default()).unwrap();
+    let g2 = h.capture(NewEpisode::default()).unwrap();
+    clock.advance(hours(12.0));
+    let mut scn = ClusterScn::default();
+    for id in [a, b, c, d, e] {
+        scn.0.insert(id, 1);
+    }
+    scn.0.insert(g, 2);
+    scn.0.insert(g2, 2);
+    h.set_temporal_context(Some(Arc::new(scn)));
+    let plain = h.clone_without_callbacks().sleep();
+    assert_eq!((plain.compressed, plain.removed, plain.preserved), (3, 1, 4), "b, c, f; e; a, d, g, g2");
+
+    let out = h.sleep_with_clustering(2).unwrap();
+    assert_eq!((out.clusters_processed, out.clusters_thinned), (2, 1));
+    let r = out.report;
+    // Cluster 1 keeps its best two, a and b, compressed below 0.6; of the rest, d (already
+    // compressed) and e (below 0.3) go and c is compressed. f and cluster 2 are judged alone.
+    assert_eq!((r.compressed, r.removed, r.preserved), (4, 2, 2));
+    for id in [a, b, c, f] {
+        assert!(h.peek(id).unwrap().is_compressed(), "{id}");
+    }
+    assert!(!h.contains(d) && !h.contains(e));
+    for id in [g, g2] {
+        assert!(!h.peek(id).unwrap().is_compressed());
+    }
+    assert_eq!(h.counters().consolidations, 1);
+}
+
+#[test]
+fn without_clusters_clustering_sleep_is_sleep() {
+    let (clock, mut h) = layer();
+    for i in 0..12 {
+        h.capture(episode(&["mug"], "find mug", "look", (i % 3 == 0).then_some(true))).unwrap();
+        clock.advance(Duration::from_secs(9 * 3600));
+    }
+    clock.advance(days(3));
+    h.set_temporal_context(Some(Arc::new(FakeScn::default())));
+    let mut twin = h.clone_without_callbacks();
+    twin.set_temporal_context(Some(Arc::new(FakeScn::default())));
+    let plain = twin.sleep();
+    let out = h.sleep_with_clustering(1).unwrap();
+    assert_eq!(out.report, plain);
+    assert_eq!((out.clusters_processed, out.clusters_thinned), (0, 0));
+    assert!(plain.compressed + plain.removed > 0, "the comparison is not vacuous");
+    assert_eq!(h.len(), twin.len());
+}
