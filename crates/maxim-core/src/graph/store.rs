@@ -449,6 +449,13 @@ impl Graph {
             Some(r) => Some(self.labels.get(r)?),
             None => None,
         };
+        if let (Some(kind), Some(_)) = (kind, label) {
+            // A whole identity names at most one edge, which the carrier run finds without
+            // walking petgraph's linked list.
+            let e = self.find_between(s, t, kind, label)?;
+            let d = &self.inner[e];
+            return Some(EdgeRef { source, target, kind, weight: d.weight, meta: self.meta_of(d) });
+        }
         self.inner
             .edges_directed(s, Outgoing)
             .filter(|e| {

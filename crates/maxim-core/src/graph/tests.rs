@@ -415,7 +415,19 @@ fn check_against(g: &Graph, model: &Model) {
     assert_eq!(g.nodes().collect::<BTreeSet<_>>(), model.nodes);
     for (&(s, t, kind, rel), &w) in &model.edges {
         let e = g.find_edge(s, t, Some(kind), rel).expect("an edge of the model is missing");
-        assert_eq!((e.weight, e.relation()), (w, rel));
+        assert_eq!((e.weight, e.relation(), e.source, e.target, e.kind), (w, rel, s, t, kind));
+        // The other identities between the same ends, found or not as the model says.
+        for other_kind in EdgeKind::ALL {
+            for other in RELATIONS.iter().map(|&r| Some(r)).chain([None]) {
+                let held = model.edges.contains_key(&(s, t, other_kind, other));
+                let found = g.find_edge(s, t, Some(other_kind), other);
+                if other.is_some() {
+                    assert_eq!(found.is_some(), held, "{other_kind:?} {other:?}");
+                } else if held {
+                    assert!(found.is_some());
+                }
+            }
+        }
     }
     let (mut out, mut inc) = (0, 0);
     for &n in &model.nodes {
