@@ -858,10 +858,17 @@ impl Graph {
         dropped
     }
 
-    /// Clears the per-node tables of a removed node.
+    /// Clears the per-node tables of a removed node. A run that ends the arena is cut off it
+    /// (a node removed soon after it was added usually holds the newest run), so it leaves
+    /// no garbage to pack. Cutting is safe because every run without room starts at 0 (a new
+    /// node's, and those that packing and rebuilding leave empty), so no run, empty or not,
+    /// reaches past the cut.
     fn reset_node(&mut self, n: NodeIndex<Ix>) {
         let slot = &mut self.slots[n.index()];
         self.arena_used -= slot.cap as usize;
+        if slot.cap > 0 && (slot.start + slot.cap) as usize == self.arena.len() {
+            self.arena.truncate(slot.start as usize);
+        }
         *slot = Slot::new(slot.id);
     }
 
@@ -923,7 +930,9 @@ impl Graph {
         arena.clear();
         arena.resize(n_carriers, Carrier::default());
         for (slot, w) in slots.iter_mut().zip(run_start.windows(2)) {
-            (slot.start, slot.len, slot.cap) = (w[0], 0, w[1] - w[0]);
+            // A run without room starts at 0 (see `reset_node`).
+            let cap = w[1] - w[0];
+            (slot.start, slot.len, slot.cap) = (if cap == 0 { 0 } else { w[0] }, 0, cap);
         }
         for (i, &(s, t, d)) in kept.iter().enumerate() {
             if d.kind.carries_activation() {
@@ -1012,15 +1021,25 @@ impl Graph {
     /// Packs the live runs, in node order, once the garbage passes an eighth of them (so the
     /// arena stays within 12.5% of what the runs need; the copies this costs are amortized
     /// over the moves that made the garbage).
+    ///
+    /// A run keeps room for a quarter more carriers than it holds (rounded up; less if it had
+    /// less): packing every run tight would make the next carrier of any node move its run
+    /// again, so nodes that gain and lose an edge now and then (an episode linked to a new
+    /// one that is soon removed) would refill the arena with garbage within a few thousand
+    /// edges and make it pack again and again.
     fn maybe_compact_arena(&mut self) {
         if self.arena.len() <= self.arena_used + self.arena_used / 8 + COMPACT_SLACK {
             return;
         }
-        let mut packed = Vec::with_capacity(self.arena_used);
+        let room = |s: &Slot| s.cap.min(s.len.saturating_add(s.len.div_ceil(4)));
+        let mut packed = Vec::with_capacity(self.slots.iter().map(|s| room(s) as usize).sum());
         for slot in &mut self.slots {
-            let start = packed.len() as u32;
+            let cap = room(slot);
+            // A run without room starts at 0 (see `reset_node`).
+            let start = if cap == 0 { 0 } else { packed.len() as u32 };
             packed.extend_from_slice(&self.arena[slot.run()]);
-            (slot.start, slot.cap) = (start, slot.len);
+            packed.resize(packed.len() + (cap - slot.len) as usize, Carrier::default());
+            (slot.start, slot.cap) = (start, cap);
         }
         self.arena_used = packed.len();
         self.arena = packed;
@@ -1217,6 +1236,8 @@ impl Graph {
             assert!(slot.len <= slot.cap && (slot.start + slot.cap) as usize <= self.arena.len());
             if slot.cap > 0 {
                 runs.push((slot.start, slot.start + slot.cap));
+            } else {
+                assert_eq!(slot.start, 0, "a run without room starts at 0, so cutting the arena keeps it");
             }
             used += slot.cap as usize;
         }
