@@ -517,34 +517,39 @@ impl ContextIndex {
         order: SlotOrder<'_>,
         accept: impl Fn(Slot) -> bool,
     ) -> Vec<Scored> {
-        let shared = |s: Slot| self.keys_of(s).iter().filter(|k| query.contains(k)).count() as u32;
+        // The shared keys are counted from the lists themselves, without reading each
+        // candidate's keys (a cache miss per candidate in a large store): a narrow slot holding
+        // `m` of the (distinct) query keys is listed under each of their `m (m - 1) / 2`
+        // pairs, a wide one once per query key it holds.
         let mut high: Vec<Slot> = Vec::new();
         for_each_pair(query, |p| {
             if let Some(slots) = self.pairs.get(&p) {
                 high.extend(slots.as_slice().iter().copied().filter(|&s| accept(s)));
             }
         });
+        high.sort_unstable();
+        let mut best: Vec<Scored> =
+            high.chunk_by(|a, b| a == b).map(|run| (run[0], keys_for_pairs(run.len()))).collect();
         let mut wide: Vec<Slot> = Vec::new();
         for &k in query {
             wide.extend_from_slice(&self.keys[k as usize].wide);
         }
         if !wide.is_empty() {
-            // A wide slot appears once per query key it holds.
             wide.sort_unstable();
             for run in wide.chunk_by(|a, b| a == b) {
                 if run.len() >= 2 && accept(run[0]) {
-                    high.push(run[0]);
+                    best.push((run[0], run.len() as u32));
                 }
             }
         }
-        high.sort_unstable();
-        high.dedup();
-        let mut best: Vec<Scored> = high.into_iter().map(|s| (s, shared(s))).collect();
         best.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| order.key(b.0).cmp(&order.key(a.0))));
         best.truncate(limit);
         if best.len() == limit {
             return best;
         }
+        // Every accepted slot sharing two or more keys is in `best` now, so a slot of a
+        // single-key posting that is not among them shares exactly one.
+        let n_high = best.len();
         // Fill with the newest slots sharing exactly one key, walking each key's posting from
         // its end (`heads[i]` entries of key `i` are left; on the stack for small queries).
         let mut inline = [0usize; 16];
@@ -571,7 +576,7 @@ impl ContextIndex {
             let Some((i, _)) = pick else { break };
             heads[i] -= 1;
             let s = self.posting(query[i])[heads[i]];
-            if accept(s) && shared(s) == 1 {
+            if accept(s) && !best[..n_high].iter().any(|&(h, _)| h == s) {
                 best.push((s, 1));
             }
         }
@@ -801,6 +806,16 @@ fn for_each_associative_pair(keys: &[KeyEntry], ids: &[KeyId], mut f: impl FnMut
             }
         }
     }
+}
+
+/// The number `m` of keys a narrow slot shares with a query when it is listed under
+/// `pairs = m (m - 1) / 2` of the query's pairs.
+fn keys_for_pairs(pairs: usize) -> u32 {
+    let mut m = 2;
+    while m * (m - 1) / 2 < pairs {
+        m += 1;
+    }
+    m as u32
 }
 
 /// Calls `f` with every unordered pair of `ids`, smaller id first.
