@@ -157,6 +157,10 @@ pub(super) struct EdgeData {
 /// The index type of the petgraph graph underneath.
 pub(super) type Ix = u32;
 
+/// Carriers in a run that [`Graph::find_between`] always scans rather than walk a list (two
+/// cache lines).
+const SHORT_RUN: u32 = 8;
+
 /// Most nodes or edges the graph holds (petgraph reserves `u32::MAX` as "no index").
 const MAX_ELEMENTS: usize = u32::MAX as usize - 1;
 
@@ -787,11 +791,11 @@ impl Graph {
         label: Option<Label>,
     ) -> Option<EdgeIndex<Ix>> {
         let same = |d: &EdgeData| d.kind == kind && d.label == label;
-        let incoming = self.slots[t.index()].inc;
         if kind.carries_activation() {
             let slot = &self.slots[s.index()];
-            // A contiguous scan costs a fraction of a linked-list step per edge.
-            if slot.len <= incoming.saturating_mul(4) {
+            // A contiguous scan costs a fraction of a linked-list step per edge, and a short
+            // run (a cache line or two) is scanned without reading `t`'s slot at all.
+            if slot.len <= SHORT_RUN || slot.len <= self.slots[t.index()].inc.saturating_mul(4) {
                 let target = t.index() as u32;
                 return self.arena[slot.run()]
                     .iter()
@@ -800,6 +804,7 @@ impl Graph {
                     .map(|(_, e)| e);
             }
         }
+        let incoming = self.slots[t.index()].inc;
         if self.out_total(s) <= incoming {
             self.inner.edges_directed(s, Outgoing).find(|e| e.target() == t && same(e.weight()))
         } else {
