@@ -146,6 +146,15 @@ pub enum Error {
         /// Where the file now lies, if it could be moved aside.
         kept_aside: Option<PathBuf>,
     },
+    /// A save would overwrite a file this store neither created nor read (see
+    /// [`ownership`](crate::ownership)); nothing was written.
+    #[error(
+        "refusing to overwrite {path}: this store neither created nor read it (load it first, or allow overwriting)"
+    )]
+    OverwriteRefused {
+        /// The existing file.
+        path: PathBuf,
+    },
     /// State could not be encoded for saving.
     #[error("cannot encode {kind} snapshot: {reason}")]
     Encode {

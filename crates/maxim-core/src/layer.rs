@@ -123,7 +123,9 @@ pub trait MemoryLayer: Send + Sync {
     /// The layer's associative graph.
     fn graph(&self) -> &dyn GraphView;
 
-    /// Saves the whole layer to `path` atomically.
+    /// Saves the whole layer to `path` atomically. The layers of this workspace refuse to
+    /// overwrite a file they neither created nor read ([`Error::OverwriteRefused`]; see
+    /// [`ownership`](crate::ownership)).
     fn save(&self, path: &Path) -> Result<(), Self::Error>;
 
     /// Replaces the layer's contents with the snapshot at `path`. On any error the layer is

@@ -41,6 +41,7 @@ pub mod error;
 pub mod graph;
 pub mod id;
 pub mod layer;
+pub mod ownership;
 pub mod rank;
 pub mod record;
 #[cfg(any(test, feature = "testing"))]
