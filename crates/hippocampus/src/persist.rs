@@ -235,11 +235,30 @@ impl Hippocampus {
 
     /// Saves the whole layer to `path` atomically (the previous file is kept as
     /// `<path>.backup`).
+    ///
+    /// A file that already exists is overwritten only when this layer created it (an
+    /// earlier save) or read it (a load), or after
+    /// [`allow_overwrite`](Self::allow_overwrite); otherwise
+    /// [`maxim_core::Error::OverwriteRefused`] and nothing is written (see
+    /// [`maxim_core::ownership`]).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("hippocampus_save", n_records = self.len()).entered();
+        self.claims.check_writable(path)?;
         codec::save(path, SNAPSHOT_KIND, &self.snapshot_out())?;
+        self.claims.claim(path);
         Ok(())
+    }
+
+    /// Lets [`save`](Self::save) overwrite files this layer neither created nor read
+    /// (`true`), or only its own (`false`, the default).
+    pub fn allow_overwrite(&self, allow: bool) {
+        self.claims.allow_overwrite(allow);
+    }
+
+    /// The files this layer created or read, which its saves may overwrite.
+    pub fn file_claims(&self) -> &maxim_core::ownership::FileClaims {
+        &self.claims
     }
 
     /// Saves to the configured persistence path; [`Error::NoPersistencePath`] without one.
@@ -257,6 +276,7 @@ impl Hippocampus {
         let snapshot: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
         let rebuilt = self.rebuild(path, snapshot)?;
         self.install(rebuilt);
+        self.claims.claim(path);
         Ok(())
     }
 
@@ -293,6 +313,8 @@ impl Hippocampus {
         };
         let rebuilt = self.rebuild(&source, snapshot)?;
         self.install(rebuilt);
+        // The main file was read, or was rejected and moved aside for the backup.
+        self.claims.claim(path);
         Ok(outcome)
     }
 

@@ -204,6 +204,8 @@ pub struct Hippocampus {
     pub(crate) vectors: Option<VectorIndex>,
     pub(crate) names: FxHashSet<Name>,
     pub(crate) evict_pool: crate::capture::EvictionPool,
+    /// The files this layer created or read, which its saves may overwrite.
+    pub(crate) claims: maxim_core::ownership::FileClaims,
 }
 
 impl fmt::Debug for Hippocampus {
@@ -274,6 +276,7 @@ impl Hippocampus {
             vectors,
             names: FxHashSet::default(),
             evict_pool: crate::capture::EvictionPool::default(),
+            claims: maxim_core::ownership::FileClaims::new(),
         })
     }
 
@@ -300,6 +303,7 @@ impl Hippocampus {
             vectors: self.vectors.clone(),
             names: self.names.clone(),
             evict_pool: self.evict_pool.clone(),
+            claims: self.claims.clone(),
         }
     }
 

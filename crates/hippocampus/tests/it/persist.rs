@@ -122,6 +122,7 @@ fn recovery_uses_the_backup_and_a_missing_file_is_a_fresh_start() {
     h.save(&path).unwrap();
     let (_c2, mut second) = layer();
     second.capture(NewEpisode::default()).unwrap();
+    second.allow_overwrite(true); // another store's file
     second.save(&path).unwrap(); // the first save is now the backup
     std::fs::write(&path, b"torn write").unwrap();
     let mut back = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
@@ -187,4 +188,48 @@ fn a_load_indexes_the_kinds_the_loading_layer_indexes() {
     assert_eq!(back.memories_by_index(&IndexKey::Goal("find mug".into())).len(), ids.len());
     // Recall by object still works, by reading the full records' fields.
     assert_eq!(back.recall(&RecallFilter::new().object("cup"), 10).len(), 3);
+}
+
+#[test]
+fn a_store_overwrites_only_files_it_created_or_read() {
+    let (clock, h, _) = rich();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.snap");
+    h.save(&path).unwrap();
+    h.save(&path).unwrap(); // its own file
+    let saved = std::fs::read(&path).unwrap();
+
+    // A fresh store would replace the file with nothing: refused, and nothing is written.
+    let (_c, stranger) = layer();
+    let err = stranger.save(&path).unwrap_err();
+    assert!(
+        matches!(&err, hippocampus::Error::Core(maxim_core::Error::OverwriteRefused { path: p }) if p == &path)
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), saved);
+
+    // Reading the file makes it the reader's; so does being told to overwrite.
+    let mut reader = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
+    reader.load(&path).unwrap();
+    reader.save(&path).unwrap();
+    stranger.allow_overwrite(true);
+    stranger.save(&path).unwrap();
+    assert!(h.file_claims().owns(&path) && stranger.file_claims().owns(&path));
+
+    // A failed load claims nothing.
+    let (_c2, mut failed) = layer();
+    assert!(failed.load(dir.path().join("missing.snap")).is_err());
+    assert!(failed.file_claims().paths().is_empty());
+}
+
+#[test]
+fn auto_save_after_sleep_never_overwrites_a_strangers_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auto.snap");
+    std::fs::write(&path, b"someone else's memory").unwrap();
+    let config = HippocampusConfig { persistence_path: Some(path.clone()), ..HippocampusConfig::default() };
+    let (_c, mut h) = layer_with(config);
+    h.capture(NewEpisode::default()).unwrap();
+    h.sleep();
+    assert_eq!(std::fs::read(&path).unwrap(), b"someone else's memory");
+    assert_eq!(h.counters().autosave_failures, 1);
 }
