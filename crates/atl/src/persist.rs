@@ -67,8 +67,15 @@ struct SnapshotIn {
 
 impl Atl {
     /// Saves the layer to `path` atomically (see the [module docs](self)).
+    ///
+    /// A file that already exists is overwritten only when this layer created it (an
+    /// earlier save) or read it (a load), or after
+    /// [`allow_overwrite`](Self::allow_overwrite); otherwise
+    /// [`maxim_core::Error::OverwriteRefused`] and nothing is written (see
+    /// [`maxim_core::ownership`]).
     pub fn save_to_path(&self, path: &Path) -> Result<()> {
         let _s = tracing::debug_span!("atl_save", n_concepts = self.state.len()).entered();
+        self.claims.check_writable(path)?;
         let snapshot = SnapshotOut {
             schema: SCHEMA_VERSION,
             records: &self.state.records,
@@ -77,7 +84,19 @@ impl Atl {
             counters: self.state.counters.to_pairs(self.queries.load(std::sync::atomic::Ordering::Relaxed)),
         };
         codec::save(path, LAYER_NAME, &snapshot)?;
+        self.claims.claim(path);
         Ok(())
+    }
+
+    /// Lets saves overwrite files this layer neither created nor read (`true`), or only its
+    /// own (`false`, the default).
+    pub fn allow_overwrite(&self, allow: bool) {
+        self.claims.allow_overwrite(allow);
+    }
+
+    /// The files this layer created or read, which its saves may overwrite.
+    pub fn file_claims(&self) -> &maxim_core::ownership::FileClaims {
+        &self.claims
     }
 
     /// Replaces the layer's contents with the snapshot at `path`; on any error the layer is
@@ -152,6 +171,7 @@ impl Atl {
         tracing::debug!(n_concepts = state.len(), n_edges = state.graph.edge_count(), "atl loaded");
         self.state = state;
         self.queries.store(queries, std::sync::atomic::Ordering::Relaxed);
+        self.claims.claim(path);
         Ok(())
     }
 }

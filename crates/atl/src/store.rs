@@ -195,6 +195,7 @@ impl AtlBuilder {
             state,
             callbacks: Callbacks::new(LAYER_NAME),
             queries: AtomicU64::new(0),
+            claims: maxim_core::ownership::FileClaims::new(),
             scratch: Scratch::default(),
         })
     }
@@ -666,6 +667,8 @@ pub struct Atl {
     pub(crate) state: State,
     pub(crate) callbacks: Callbacks<SemanticRecord>,
     pub(crate) queries: AtomicU64,
+    /// The files this layer created or read, which its saves may overwrite.
+    pub(crate) claims: maxim_core::ownership::FileClaims,
     scratch: Scratch,
 }
 

@@ -147,3 +147,29 @@ fn a_full_layer_round_trips() {
     assert!(codec::backup_path(&path).unwrap().exists());
     assert!(fresh.iter().any(|r| r.id() == next));
 }
+
+#[test]
+fn a_store_overwrites_only_files_it_created_or_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("atl.snap");
+    let (_c, mut first) = layer();
+    first.find_or_create(&spec("mug", "object")).unwrap();
+    first.save(&path).unwrap();
+    first.save(&path).unwrap(); // its own file
+    let saved = std::fs::read(&path).unwrap();
+
+    let (_c2, stranger) = layer();
+    let err = stranger.save(&path).unwrap_err();
+    assert!(matches!(&err, atl::Error::Core(maxim_core::Error::OverwriteRefused { path: p }) if p == &path));
+    assert_eq!(std::fs::read(&path).unwrap(), saved, "nothing is written");
+    // Through the core's view too: the hub sees the core's typed error.
+    assert!(matches!(maxim_core::Error::from(err), maxim_core::Error::OverwriteRefused { .. }));
+
+    let (_c3, mut reader) = layer();
+    reader.load(&path).unwrap();
+    assert_eq!(reader.len(), 1);
+    reader.save(&path).unwrap();
+    stranger.allow_overwrite(true);
+    stranger.save(&path).unwrap();
+    assert!(stranger.file_claims().owns(&path));
+}
