@@ -161,6 +161,10 @@ fn demo(dir: &Path) -> Result {
 
     std::fs::create_dir_all(dir)?;
     let (hippo_path, atl_path) = (dir.join("hippocampus.snap"), dir.join("atl.snap"));
+    // The demo is a new session by design: it replaces the files of an earlier demo run in
+    // DIR, which a store would otherwise refuse (it overwrites only files it created or read).
+    hippo.allow_overwrite(true);
+    atl.allow_overwrite(true);
     hippo.save(&hippo_path)?;
     atl.save_to_path(&atl_path)?;
     let mut hippo_again = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
@@ -169,7 +173,11 @@ fn demo(dir: &Path) -> Result {
     atl_again.load_from_path(&atl_path)?;
     println!("\nsaved to {} and loaded back:", dir.display());
     println!("  hippocampus {} records, atl {} concepts", hippo_again.len(), atl_again.len());
-    inspect_paths(&[hippo_path, atl_path])?;
+    inspect_paths(&[hippo_path.clone(), atl_path])?;
+    let stranger = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+    if let Err(err) = stranger.save(&hippo_path) {
+        println!("\nan empty store may not replace that memory: {err}");
+    }
     let unknown = RecordId::from_u128(7);
     if let Err(err) = hippo_again.remove(unknown) {
         println!("\nbad input gets a typed error: {err}");

@@ -20,6 +20,10 @@ fn demo_runs_saves_and_the_files_inspect_as_intact() {
         assert!(out.status.success());
         assert!(String::from_utf8_lossy(&out.stdout).contains("intact"));
     }
+    assert!(stdout.contains("refusing to overwrite"), "the guard is shown: {stdout}");
+    // A second demo in the same directory replaces the first one's files.
+    let again = maxim(&["demo", "--dir", dir.path().to_str().unwrap()]);
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
 }
 
 #[test]
