@@ -16,7 +16,8 @@
 //! - [`Hippocampus::sleep_with_clustering`] (§3.9, with a temporal context connected)
 //!   thins crowded (hour, weekday) clusters: a cluster of at most `max_per_cluster` episodes,
 //!   and an episode without a cluster, is judged as `sleep` judges it; in a larger cluster the
-//!   `max_per_cluster` best-scored episodes are kept (compressed when full and below 0.6) and
+//!   `max_per_cluster` best-scored episodes are kept (compressed when full and below the
+//!   compression threshold, 0.6) and
 //!   the rest are removed below 0.3, otherwise compressed, and removed when already
 //!   compressed.
 //!
@@ -65,7 +66,7 @@ pub const PROMOTION_PRESSURE: f64 = 3.0;
 pub const PRESSURE_LEAK_PER_SEC: f64 = 0.02;
 /// Query signatures an episode remembers for use pressure.
 pub const MAX_ACCESS_CONTEXTS: usize = 10;
-/// Records at which sleep scores in parallel.
+/// Records at which sleep scores (and compresses) in parallel.
 const PARALLEL_SLEEP_MIN: usize = 4096;
 
 /// What a promotion pass did.
@@ -255,6 +256,9 @@ impl Hippocampus {
     }
 
     /// One sleep cycle with `strategy`.
+    ///
+    /// The strategy must not panic: records are compressed as they are scored, so a panic
+    /// midway would leave the ones already compressed without their callbacks.
     pub fn sleep_with(&mut self, strategy: &dyn RetentionStrategy) -> ConsolidationReport {
         let _s =
             tracing::debug_span!("hippocampus_sleep", n_records = self.len(), strategy = strategy.name())
@@ -314,10 +318,17 @@ impl Hippocampus {
     /// temporal-aware (see the [module docs](self)). Within a crowded cluster, episodes are
     /// ranked by score, ties going to the newer.
     ///
-    /// Errors: no temporal context is connected ([`Error::NoTemporalContext`]); nothing
-    /// changes.
+    /// Errors (nothing changes): no temporal context is connected
+    /// ([`Error::NoTemporalContext`]); `max_per_cluster` is 0, which would keep no episode of
+    /// any cluster and remove every compressed one, long-term ones included
+    /// ([`maxim_core::Error::InvalidArgument`]).
     pub fn sleep_with_clustering(&mut self, max_per_cluster: usize) -> Result<ClusteredSleepReport> {
         let Some(context) = self.temporal.clone() else { return Err(Error::NoTemporalContext) };
+        if max_per_cluster == 0 {
+            return Err(
+                maxim_core::Error::invalid("max_per_cluster", "must keep at least one episode").into()
+            );
+        }
         let strategy = self.retention_strategy();
         let _s = tracing::debug_span!(
             "hippocampus_sleep_with_clustering",

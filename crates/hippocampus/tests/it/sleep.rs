@@ -249,6 +249,10 @@ fn clustering_sleep_needs_a_temporal_context_and_changes_nothing_without_one() {
     clock.advance(days(30));
     assert!(matches!(h.sleep_with_clustering(3), Err(hippocampus::Error::NoTemporalContext)));
     assert!(h.contains(id));
+    h.set_temporal_context(Some(Arc::new(ClusterScn::default())));
+    let err = h.sleep_with_clustering(0).unwrap_err();
+    assert!(matches!(err, hippocampus::Error::Core(maxim_core::Error::InvalidArgument { .. })), "{err}");
+    assert!(h.contains(id));
     assert_eq!(h.counters().consolidations, 0);
 }
 
