@@ -1024,8 +1024,8 @@ impl Graph {
     }
 
     /// Packs the live runs, in node order, once the garbage passes an eighth of them (so the
-    /// arena stays within 12.5% of what the runs need; the copies this costs are amortized
-    /// over the moves that made the garbage).
+    /// arena stays within 12.5% of the room the runs hold, room included; the copies this
+    /// costs are amortized over the moves that made the garbage).
     ///
     /// A run keeps room for a quarter more carriers than it holds (rounded up; less if it had
     /// less): packing every run tight would make the next carrier of any node move its run
