@@ -11,6 +11,7 @@ use crate::graph::{ActivationParams, EdgeKind, Graph};
 use crate::layer::{
     Callbacks, CaptureCallback, ConsolidationReport, DeleteCallback, LayerStats, MemoryLayer, MemoryRecord,
 };
+use crate::ownership::FileClaims;
 use crate::testing::ContractFixture;
 use crate::{
     Error, IdGenerator, RecordId, RecordMeta, Result, SharedClock, Source, Timestamp, TraceKind, codec,
@@ -49,6 +50,7 @@ struct NoteLayer {
     slot_of: FxHashMap<RecordId, usize>,
     graph: Graph,
     callbacks: Callbacks<Note>,
+    claims: FileClaims,
 }
 
 impl NoteLayer {
@@ -58,6 +60,7 @@ impl NoteLayer {
             notes: Vec::new(),
             slot_of: FxHashMap::default(),
             graph: Graph::new(),
+            claims: FileClaims::new(),
             callbacks: Callbacks::new("notes"),
         }
     }
@@ -129,8 +132,11 @@ impl MemoryLayer for NoteLayer {
     }
 
     fn save(&self, path: &Path) -> Result<()> {
+        self.claims.check_writable(path)?;
         let snapshot = Snapshot { notes: self.notes.clone(), graph: self.graph.clone() };
-        codec::save(path, "notes", &snapshot).map(drop)
+        codec::save(path, "notes", &snapshot)?;
+        self.claims.claim(path);
+        Ok(())
     }
 
     fn load(&mut self, path: &Path) -> Result<()> {
@@ -138,6 +144,7 @@ impl MemoryLayer for NoteLayer {
         self.notes = snapshot.notes;
         self.graph = snapshot.graph;
         self.reindex();
+        self.claims.claim(path);
         Ok(())
     }
 

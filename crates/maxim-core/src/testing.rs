@@ -240,6 +240,24 @@ fn edges(g: &dyn GraphView, ids: &[RecordId]) -> Vec<(RecordId, RecordId, String
     out
 }
 
+/// `save` overwrites only a file the layer created or read: a fresh layer saving over
+/// another layer's snapshot gets [`Error::OverwriteRefused`] and writes nothing; once it has
+/// loaded the file, it may save over it.
+pub fn saves_never_overwrite_a_strangers_file<F: ContractFixture>(f: &F) {
+    let (clock, layer, _ids) = setup(f, 2);
+    let dir = temp_dir();
+    let path = dir.path().join(format!("{}.snap", layer.name()));
+    layer.save(&path).expect("contract: save succeeds");
+    layer.save(&path).expect("contract: a layer may overwrite the file it created");
+    let saved = std::fs::read(&path).expect("read");
+    let mut fresh = f.new_layer(clock.shared());
+    let err: Error = fresh.save(&path).expect_err("contract: a fresh layer may not overwrite").into();
+    assert!(matches!(err, Error::OverwriteRefused { .. }), "contract: OverwriteRefused, got {err}");
+    assert_eq!(std::fs::read(&path).expect("read"), saved, "contract: a refused save writes nothing");
+    fresh.load(&path).expect("contract: load of a saved file succeeds");
+    fresh.save(&path).expect("contract: a layer may overwrite the file it read");
+}
+
 /// A failed load (garbage, a corrupted save, a missing file) leaves the layer unchanged.
 pub fn failed_load_changes_nothing<F: ContractFixture>(f: &F) {
     let (_clock, mut layer, ids) = setup(f, 3);
@@ -322,7 +340,8 @@ macro_rules! contract_tests {
         $crate::contract_tests!(@each $fixture;
             store_then_get, reads_do_not_touch, unknown_ids_are_errors, remove_cleans_everything,
             recall_respects_limit, recall_by_ids_skips_unknown, recall_associated_excludes_seeds,
-            capture_callbacks_are_contained, save_load_round_trip, failed_load_changes_nothing,
+            capture_callbacks_are_contained, save_load_round_trip, saves_never_overwrite_a_strangers_file,
+            failed_load_changes_nothing,
             iteration_and_view_agree, touch_counts_existing, consolidate_accounts_for_removals);
     };
     (@each $fixture:expr; $($check:ident),+) => {
