@@ -306,6 +306,12 @@ pub(crate) struct ContextIndex {
 /// A candidate of [`ContextIndex::similar`]: a slot and the number of keys it shares.
 pub(crate) type Scored = (Slot, u32);
 
+/// Orders `best` by shared keys, most first, then newest first, and keeps the first `limit`.
+fn keep_best(best: &mut Vec<Scored>, limit: usize, order: SlotOrder<'_>) {
+    best.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| order.key(b.0).cmp(&order.key(a.0))));
+    best.truncate(limit);
+}
+
 impl ContextIndex {
     /// Number of live keys.
     pub(crate) fn key_count(&self) -> usize {
@@ -498,8 +504,7 @@ impl ContextIndex {
             }
         }
         let mut best: Vec<Scored> = counts.into_iter().filter(|&(s, _)| accept(s)).collect();
-        best.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| order.key(b.0).cmp(&order.key(a.0))));
-        best.truncate(limit);
+        keep_best(&mut best, limit, order);
         best
     }
 
@@ -542,8 +547,7 @@ impl ContextIndex {
                 }
             }
         }
-        best.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| order.key(b.0).cmp(&order.key(a.0))));
-        best.truncate(limit);
+        keep_best(&mut best, limit, order);
         if best.len() == limit {
             return best;
         }
