@@ -18,9 +18,9 @@
 //!     source: Source::AgentInference,
 //!     trust: 0.5,
 //! };
-//! let (id, created) = ConceptStore::find_or_create(&mut atl, &spec)?;
+//! let (id, created) = atl.find_or_create_concept(&spec)?;
 //! assert!(created);
-//! assert_eq!(ConceptStore::find_or_create(&mut atl, &spec)?, (id, false));
+//! assert_eq!(atl.find_or_create_concept(&spec)?, (id, false));
 //! assert_eq!(atl.recall_similar("navigate declining", 1)[0].0, id);
 //! assert_eq!(atl.recall(&ConceptFilter::new().category("operational pattern"), 10).len(), 1);
 //! assert_eq!(atl.stats().counters["concepts_stored"], 1);
@@ -136,19 +136,19 @@ impl MemoryLayer for Atl {
 impl ConceptStore for Atl {
     type Error = Error;
 
-    fn find_or_create(&mut self, spec: &ConceptSpec) -> Result<(RecordId, bool)> {
+    fn find_or_create_concept(&mut self, spec: &ConceptSpec) -> Result<(RecordId, bool)> {
         Atl::find_or_create(self, spec).map(|f| (f.id, f.created))
     }
 
-    fn reinforce(&mut self, id: RecordId, episode: Option<RecordId>) -> Result<()> {
+    fn reinforce_concept(&mut self, id: RecordId, episode: Option<RecordId>) -> Result<()> {
         Atl::reinforce(self, id, episode)
     }
 
-    fn recall_similar(&self, text: &str, k: usize) -> Vec<(RecordId, f64)> {
+    fn similar_concepts(&self, text: &str, k: usize) -> Vec<(RecordId, f64)> {
         Atl::recall_similar(self, text, k)
     }
 
-    fn relate(
+    fn relate_concepts(
         &mut self,
         source: RecordId,
         target: RecordId,
@@ -157,5 +157,16 @@ impl ConceptStore for Atl {
         confidence: f64,
     ) -> Result<()> {
         self.define_relationship(source, target, relationship, weight, confidence).map(|_: DefineOutcome| ())
+    }
+
+    fn set_concept_property(
+        &mut self,
+        id: RecordId,
+        key: &str,
+        value: maxim_core::Value,
+        source: &maxim_core::Source,
+        trust: f64,
+    ) -> Result<()> {
+        self.set_property(id, key, value, source.clone(), trust).map(drop)
     }
 }

@@ -56,22 +56,7 @@ use crate::store::{Counters, Hippocampus, Slots, derive_keys, intern_into};
 /// The snapshot kind of the episodic layer.
 pub const SNAPSHOT_KIND: &str = "hippocampus";
 
-/// Where [`Hippocampus::load_with_recovery`] took the state from.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum LoadOutcome {
-    /// The file was intact and is loaded.
-    Loaded,
-    /// The file was missing or rejected; its backup is loaded.
-    FromBackup {
-        /// The backup that was loaded.
-        path: PathBuf,
-        /// Why the main file was not used.
-        primary_error: Box<maxim_core::Error>,
-    },
-    /// Neither the file nor a backup exists: the layer is unchanged (a fresh start).
-    Missing,
-}
+pub use maxim_core::codec::LoadOutcome;
 
 #[derive(Serialize)]
 struct SnapshotOut<'a> {

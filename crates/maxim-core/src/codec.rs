@@ -235,6 +235,23 @@ impl Recovery {
     }
 }
 
+/// Where a layer's `load_with_recovery` took its state from (every layer returns this).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadOutcome {
+    /// The file was intact and is loaded.
+    Loaded,
+    /// The file was missing or rejected; its backup is loaded.
+    FromBackup {
+        /// The backup that was loaded.
+        path: PathBuf,
+        /// Why the main file was not used.
+        primary_error: Box<Error>,
+    },
+    /// Neither the file nor a backup exists: the layer is unchanged (a fresh start).
+    Missing,
+}
+
 /// Loads like [`load`], and when the main file is missing or rejected, loads
 /// `<name>.backup` instead, saying so in the returned [`Recovery`].
 ///

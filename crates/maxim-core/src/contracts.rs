@@ -245,28 +245,45 @@ pub struct ConceptSpec {
 }
 
 /// A store of named concepts with typed relationships (the ATL implements it).
+///
+/// The methods carry a `concept` word in their names so that they never clash with a
+/// store's own inherent methods, whose richer signatures (a report instead of a pair, say)
+/// a direct caller wants.
 pub trait ConceptStore {
     /// The store's error.
     type Error: std::error::Error + Send + Sync + 'static;
 
     /// Finds the concept `spec` names (after the store's deduplication) or creates it.
     /// Returns its id and whether it was created. Finding it with a source episode reinforces it.
-    fn find_or_create(&mut self, spec: &ConceptSpec) -> Result<(RecordId, bool), Self::Error>;
+    fn find_or_create_concept(&mut self, spec: &ConceptSpec) -> Result<(RecordId, bool), Self::Error>;
 
     /// Reinforces concept `id`, crediting `episode` if given.
-    fn reinforce(&mut self, id: RecordId, episode: Option<RecordId>) -> Result<(), Self::Error>;
+    fn reinforce_concept(&mut self, id: RecordId, episode: Option<RecordId>) -> Result<(), Self::Error>;
 
     /// The `k` concepts most similar to `text`, best first, with their similarity in `[-1, 1]`.
-    fn recall_similar(&self, text: &str, k: usize) -> Vec<(RecordId, f64)>;
+    fn similar_concepts(&self, text: &str, k: usize) -> Vec<(RecordId, f64)>;
 
-    /// Relates `source` to `target` by the named relationship type.
-    fn relate(
+    /// Relates `source` to `target` by the named relationship type (defining it again
+    /// reinforces it).
+    fn relate_concepts(
         &mut self,
         source: RecordId,
         target: RecordId,
         relationship: &str,
         weight: f64,
         confidence: f64,
+    ) -> Result<(), Self::Error>;
+
+    /// Records `source`'s claim that property `key` of concept `id` has `value`, with `trust`
+    /// in `[0, 1]`. A different value from another source is kept beside the first (a
+    /// contradiction), never silently overwritten.
+    fn set_concept_property(
+        &mut self,
+        id: RecordId,
+        key: &str,
+        value: crate::value::Value,
+        source: &Source,
+        trust: f64,
     ) -> Result<(), Self::Error>;
 }
 
@@ -291,12 +308,15 @@ pub enum CrossEdgeKind {
 }
 
 /// Typed, weighted edges between records of different layers (the crossgraph implements it).
+///
+/// As with [`ConceptStore`], the method names say `cross` so they never clash with the
+/// implementor's inherent methods.
 pub trait CrossLinks {
     /// The store's error.
     type Error: std::error::Error + Send + Sync + 'static;
 
     /// Adds (or, when the same edge exists, updates) an edge `from → to`.
-    fn link(
+    fn add_cross_edge(
         &mut self,
         from: LayerRecord,
         to: LayerRecord,
@@ -305,8 +325,8 @@ pub trait CrossLinks {
     ) -> Result<(), Self::Error>;
 
     /// Removes every edge into or out of `record`; returns how many.
-    fn remove_record(&mut self, record: LayerRecord) -> usize;
+    fn remove_cross_edges(&mut self, record: LayerRecord) -> usize;
 
     /// The outgoing edges of `from`.
-    fn linked(&self, from: LayerRecord) -> Vec<(LayerRecord, CrossEdgeKind, f64)>;
+    fn cross_edges_from(&self, from: LayerRecord) -> Vec<(LayerRecord, CrossEdgeKind, f64)>;
 }

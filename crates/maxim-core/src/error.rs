@@ -93,6 +93,12 @@ pub enum Error {
         /// The id that was asked for.
         id: RecordId,
     },
+    /// A record with this id is already held.
+    #[error("a record with id {id} is already stored")]
+    Duplicate {
+        /// The id given twice.
+        id: RecordId,
+    },
     /// An edge would close a cycle of REQUIRES/ENABLES dependencies.
     #[error("a {kind} edge {source_id} -> {target_id} would close a dependency cycle")]
     DependencyCycle {

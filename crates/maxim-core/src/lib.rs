@@ -51,7 +51,7 @@ pub mod time;
 pub mod trace;
 pub mod value;
 
-pub use codec::{Recovery, SaveReport, SnapshotInfo};
+pub use codec::{LoadOutcome, Recovery, SaveReport, SnapshotInfo};
 pub use contracts::{
     BoxError, ConceptProvenance, ConceptSpec, ConceptStore, CrossEdgeKind, CrossLinks, GateDecision,
     GraphView, LayerKind, LayerRecord, MetaValue, PatternType, PromotionCandidate, PromotionSource,

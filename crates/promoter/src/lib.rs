@@ -2,7 +2,7 @@
 //!
 //! The semantic promoter will scan every [`maxim_core::PromotionSource`], pass candidates
 //! through the [`maxim_core::RandomnessGate`], deduplicate them against existing concepts
-//! through [`maxim_core::ConceptStore::recall_similar`], create or reinforce concepts, form
+//! through [`maxim_core::ConceptStore::similar_concepts`], create or reinforce concepts, form
 //! their relationships and record cross-layer edges through [`maxim_core::CrossLinks`]
 //! without stacking duplicates (`spec/maxim-reference.md` §11, seed 000).
 
