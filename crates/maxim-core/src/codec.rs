@@ -596,7 +596,7 @@ fn file_name(path: &Path) -> Result<&std::ffi::OsStr> {
 }
 
 /// The directory that holds `path` (`.` for a bare file name).
-fn parent_dir(path: &Path) -> &Path {
+pub(crate) fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -686,7 +686,7 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr, hook: &mut Hook<'_>) -> Resul
 }
 
 /// Creates `dir` and its missing ancestors, syncing each parent that gained an entry.
-fn create_dirs(dir: &Path) -> Result<()> {
+pub(crate) fn create_dirs(dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
@@ -752,7 +752,7 @@ fn copy_synced(from: &Path, to: &Path) -> io::Result<()> {
 
 /// Makes the directory's entries durable (Unix); elsewhere the file system's own ordering of
 /// metadata updates is relied on.
-fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
         File::open(dir)?.sync_all()
@@ -773,7 +773,7 @@ fn load_hooked<T: DeserializeOwned>(
     let _span = tracing::debug_span!("codec_load", kind).entered();
     let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
     decode_checked(kind, &bytes).map_err(|rejection| {
-        let kept_aside = keep_aside(path, now, hook);
+        let kept_aside = keep_aside_hooked(path, now, hook);
         let err = rejection.into_error(path.to_path_buf(), kept_aside);
         tracing::warn!(error = %err, "snapshot rejected");
         err
@@ -807,7 +807,11 @@ fn load_with_recovery_hooked<T: DeserializeOwned>(
 }
 
 /// Renames a rejected file to `<name>.corrupt-<stamp>[-n]`; `None` when that fails.
-fn keep_aside(path: &Path, now: Timestamp, hook: &mut Hook<'_>) -> Option<PathBuf> {
+pub(crate) fn keep_aside(path: &Path, now: Timestamp) -> Option<PathBuf> {
+    keep_aside_hooked(path, now, &mut no_faults)
+}
+
+fn keep_aside_hooked(path: &Path, now: Timestamp, hook: &mut Hook<'_>) -> Option<PathBuf> {
     let name = path.file_name()?;
     let stem = format!("{CORRUPT_INFIX}{}", now.file_stamp());
     for n in 0..MAX_ASIDE_ATTEMPTS {
