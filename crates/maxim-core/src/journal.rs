@@ -172,7 +172,11 @@ pub trait Sink: Send + fmt::Debug {
     /// Calls `visit` with each entry whose sequence number is above `after`, in order, and
     /// reports the last intact entry. A torn tail is cut off (and reported); damage before
     /// the end is an error.
-    fn read_from(&mut self, after: u64, visit: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<ReadReport>;
+    fn read_from(
+        &mut self,
+        after: u64,
+        visit: &mut dyn FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<ReadReport>;
     /// Replaces every entry with an empty journal whose entries will follow `base`,
     /// atomically: a crash leaves either the old entries or none.
     fn restart(&mut self, base: u64) -> Result<()>;
@@ -293,7 +297,8 @@ impl FileSink {
             Err(e) if e.kind() == io::ErrorKind::NotFound => write_fresh(&path, kind, 0)?,
             Err(e) => return Err(Error::io(&path, e)),
         }
-        let mut file = OpenOptions::new().read(true).write(true).open(&path).map_err(|e| Error::io(&path, e))?;
+        let mut file =
+            OpenOptions::new().read(true).write(true).open(&path).map_err(|e| Error::io(&path, e))?;
         let mut header = [0u8; JOURNAL_HEADER_LEN];
         let got = read_up_to(&mut file, &mut header).map_err(|e| Error::io(&path, e))?;
         let base = match check_header(&header[..got], kind) {
@@ -305,7 +310,9 @@ impl FileSink {
             }
         };
         let flusher = match policy {
-            SyncPolicy::Interval(d) => Some(Flusher::start(&file, d, &path).map_err(|e| Error::io(&path, e))?),
+            SyncPolicy::Interval(d) => {
+                Some(Flusher::start(&file, d, &path).map_err(|e| Error::io(&path, e))?)
+            }
             _ => None,
         };
         Ok(Self { path, kind: kind.to_owned(), file, base, end: None, policy, buf: Vec::new(), flusher })
@@ -330,7 +337,9 @@ impl FileSink {
         match &self.flusher {
             Some(f) if f.shared.failed.load(Ordering::Acquire) => Err(Error::io(
                 &self.path,
-                io::Error::other("a background fsync of the journal failed; acknowledged writes may not be durable"),
+                io::Error::other(
+                    "a background fsync of the journal failed; acknowledged writes may not be durable",
+                ),
             )),
             _ => Ok(()),
         }
@@ -380,7 +389,11 @@ impl Sink for FileSink {
         &self.path
     }
 
-    fn read_from(&mut self, after: u64, visit: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<ReadReport> {
+    fn read_from(
+        &mut self,
+        after: u64,
+        visit: &mut dyn FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<ReadReport> {
         let file_len = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
         self.file.seek(SeekFrom::Start(JOURNAL_HEADER_LEN as u64)).map_err(|e| Error::io(&self.path, e))?;
         let mut reader = BufReader::with_capacity(1 << 16, &mut self.file);
@@ -431,7 +444,10 @@ impl Sink for FileSink {
             }
             report.torn_bytes = file_len - at;
             tracing::warn!(path = %self.path.display(), offset = at, bytes = report.torn_bytes, what = %what, "cutting a torn journal tail");
-            self.file.set_len(at).and_then(|()| self.file.sync_all()).map_err(|e| Error::io(&self.path, e))?;
+            self.file
+                .set_len(at)
+                .and_then(|()| self.file.sync_all())
+                .map_err(|e| Error::io(&self.path, e))?;
         }
         self.end = Some(at);
         Ok(report)
@@ -440,7 +456,11 @@ impl Sink for FileSink {
     fn restart(&mut self, base: u64) -> Result<()> {
         self.check_flusher()?;
         write_fresh(&self.path, &self.kind, base)?;
-        let file = OpenOptions::new().read(true).write(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?;
         if let Some(flusher) = &self.flusher {
             let clone = file.try_clone().map_err(|e| Error::io(&self.path, e))?;
             *flusher.shared.file.lock().unwrap_or_else(PoisonError::into_inner) = clone;
@@ -526,7 +546,9 @@ impl HeaderRejection {
     fn into_error(self, path: PathBuf, kept_aside: Option<PathBuf>) -> Error {
         match self {
             Self::Corrupt(reason) => Error::Corrupt { path, reason, kept_aside },
-            Self::Version(found) => Error::UnsupportedVersion { path, found, supported: JOURNAL_VERSION, kept_aside },
+            Self::Version(found) => {
+                Error::UnsupportedVersion { path, found, supported: JOURNAL_VERSION, kept_aside }
+            }
             Self::WrongKind { expected, found } => Error::WrongKind { path, expected, found, kept_aside },
         }
     }
@@ -639,7 +661,10 @@ pub struct Journal<Op> {
 
 impl<Op> fmt::Debug for Journal<Op> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Journal").field("sink", &self.sink).field("last_seq", &self.last_seq).finish_non_exhaustive()
+        f.debug_struct("Journal")
+            .field("sink", &self.sink)
+            .field("last_seq", &self.last_seq)
+            .finish_non_exhaustive()
     }
 }
 
@@ -659,7 +684,12 @@ impl<Op: Serialize + DeserializeOwned> Journal<Op> {
     ) -> std::result::Result<(Self, ReadReport), E> {
         let base = sink.base();
         if base > after {
-            return Err(Error::JournalGap { path: sink.location().to_path_buf(), snapshot_seq: after, journal_base: base }.into());
+            return Err(Error::JournalGap {
+                path: sink.location().to_path_buf(),
+                snapshot_seq: after,
+                journal_base: base,
+            }
+            .into());
         }
         let mut failure: Option<E> = None;
         let report = sink.read_from(after, &mut |seq, bytes| {

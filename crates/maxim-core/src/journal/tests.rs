@@ -316,7 +316,8 @@ fn interval_policy_syncs_in_the_background_and_refuses_a_zero_interval() {
     let tmp = tempfile::tempdir().unwrap();
     let err = FileSink::open(tmp.path().join("j"), KIND, SyncPolicy::Interval(Duration::ZERO)).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument { .. }));
-    let mut sink = FileSink::open(tmp.path().join("j"), KIND, SyncPolicy::Interval(Duration::from_millis(5))).unwrap();
+    let mut sink =
+        FileSink::open(tmp.path().join("j"), KIND, SyncPolicy::Interval(Duration::from_millis(5))).unwrap();
     sink.read_from(0, &mut |_, _| Ok(())).unwrap();
     sink.append(1, b"a").unwrap();
     let flusher = sink.flusher.as_ref().unwrap();
@@ -351,7 +352,8 @@ fn an_entry_that_does_not_decode_or_apply_fails_the_open() {
     fs::remove_file(journal_file(tmp.path())).unwrap();
     drop(Toy::open(tmp.path(), SyncPolicy::Always).unwrap().0.push(Op::Push(1)));
     let sink = FileSink::open(journal_file(tmp.path()), KIND, SyncPolicy::Always).unwrap();
-    let err = Journal::<Op>::open(Box::new(sink), 0, |_, _| Err(Error::invalid("op", "refused"))).unwrap_err();
+    let err =
+        Journal::<Op>::open(Box::new(sink), 0, |_, _| Err(Error::invalid("op", "refused"))).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument { field: "op", .. }), "{err:?}");
 }
 
