@@ -73,13 +73,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::ffi::OsString;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -300,7 +299,7 @@ impl FileSink {
         let mut file =
             OpenOptions::new().read(true).write(true).open(&path).map_err(|e| Error::io(&path, e))?;
         let mut header = [0u8; JOURNAL_HEADER_LEN];
-        let got = read_up_to(&mut file, &mut header).map_err(|e| Error::io(&path, e))?;
+        let got = codec::read_up_to(&mut file, &mut header).map_err(|e| Error::io(&path, e))?;
         let base = match check_header(&header[..got], kind) {
             Ok(base) => base,
             Err(rejection) => {
@@ -510,19 +509,6 @@ fn bad_entry(path: &Path, at: u64, detail: &str) -> Error {
     }
 }
 
-fn read_up_to(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match file.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
-}
-
 /// The 40-byte header of a journal whose entries follow `base`.
 fn journal_header(kind: &str, base: u64) -> [u8; JOURNAL_HEADER_LEN] {
     let mut h = [0u8; JOURNAL_HEADER_LEN];
@@ -620,7 +606,7 @@ fn parse_entry_header(h: &[u8; ENTRY_HEADER_LEN]) -> (u32, u32, u64) {
 /// temporary in the same directory, `fsync`, `rename`, `fsync` of the directory.
 fn write_fresh(path: &Path, kind: &str, base: u64) -> Result<()> {
     let dir = codec::parent_dir(path);
-    let temp = unique_temp(path)?;
+    let temp = codec::unique_temp(path)?;
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -634,18 +620,6 @@ fn write_fresh(path: &Path, kind: &str, base: u64) -> Result<()> {
         return Err(Error::io(path, e));
     }
     codec::sync_dir(dir).map_err(|e| Error::io(dir, e))
-}
-
-/// A temporary name `.<name>.tmp-<pid>-<n>` beside `path`, unique within this process.
-pub(crate) fn unique_temp(path: &Path) -> Result<PathBuf> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::invalid("path", format!("{} does not name a file", path.display())))?;
-    let mut temp = OsString::from(".");
-    temp.push(name);
-    temp.push(format!(".tmp-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
-    Ok(path.with_file_name(temp))
 }
 
 // ---------------------------------------------------------------------------------------
