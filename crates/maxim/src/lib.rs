@@ -10,7 +10,7 @@
 //! use maxim::hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
 //!
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut episodes = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut episodes = Hippocampus::builder().clock(clock.shared()).build()?;
 //! let mut concepts = Atl::builder().clock(clock.shared()).build()?;
 //! let mut seen = NewEpisode::default();
 //! seen.perception.detected_objects = vec!["coffee_mug".into()];
