@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use maxim::atl::{self, Atl};
-use maxim::core::{Clock, ManualClock, MemoryLayer, RecordId, Source, SystemClock, codec, days};
 use maxim::hippocampus::{Hippocampus, NewEpisode, RecallFilter};
+use maxim::maxim_core::{Clock, ManualClock, MemoryLayer, RecordId, Source, SystemClock, codec, days};
 
 const CRATES: &[(&str, &str)] = &[
     (
