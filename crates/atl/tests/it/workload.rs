@@ -32,7 +32,9 @@ struct Run {
 
 fn run(c: usize) -> Run {
     let (rels, seeds) = semantic_draws(c);
-    let (_clock, mut atl) = layer_with(AtlConfig { max_concepts: c.max(10_000), ..AtlConfig::default() });
+    let mut config = AtlConfig::default();
+    config.max_concepts = c.max(10_000);
+    let (_clock, mut atl) = layer_with(config);
     let ids: Vec<RecordId> = (0..c)
         .map(|j| {
             let (name, category) = concept(j);
