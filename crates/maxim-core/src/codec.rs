@@ -275,8 +275,96 @@ pub enum LoadOutcome {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn load_with_recovery<T: DeserializeOwned>(path: impl AsRef<Path>, kind: &str) -> Result<(T, Recovery)> {
+    load_with_recovery_checked(path, kind, |_, value| Ok(value))
+}
+
+/// Loads like [`load`], then runs the caller's own checks (`check` turns the decoded value
+/// into the caller's state, or refuses it). A file that `check` refuses with a rejection
+/// ([`Error::Corrupt`], [`Error::WrongKind`], [`Error::UnsupportedVersion`]) is moved aside
+/// like a file the codec rejects, and the error's `kept_aside` says where; any other error
+/// from `check` is returned as it is and moves nothing.
+///
+/// ```
+/// use maxim_core::{codec, CorruptReason, Error};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("nac.snap");
+/// codec::save(&path, "nac", &vec![3u8, 1])?;
+/// let sorted = |p: &std::path::Path, v: Vec<u8>| {
+///     if v.is_sorted() { Ok(v) } else {
+///         Err(Error::Corrupt { path: p.into(), reason: CorruptReason::Payload("unsorted".into()), kept_aside: None })
+///     }
+/// };
+/// let err = codec::load_checked(&path, "nac", sorted).unwrap_err();
+/// assert!(matches!(err, Error::Corrupt { kept_aside: Some(_), .. }) && !path.exists());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn load_checked<T: DeserializeOwned, U>(
+    path: impl AsRef<Path>,
+    kind: &str,
+    mut check: impl FnMut(&Path, T) -> Result<U>,
+) -> Result<U> {
     check_kind(kind)?;
-    load_with_recovery_hooked(path.as_ref(), kind, SystemClock.now(), &mut no_faults)
+    load_checked_hooked(path.as_ref(), kind, SystemClock.now(), &mut check, &mut no_faults)
+}
+
+/// [`load_with_recovery`] with the caller's own checks, as [`load_checked`] runs them: a
+/// main file that passes the codec but fails `check` is moved aside and the backup is tried
+/// (with the same checks), so a file that is whole but wrong never stops a recovery.
+///
+/// ```
+/// use maxim_core::codec;
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("scn.snap");
+/// codec::save(&path, "scn", &1u32)?;
+/// codec::save(&path, "scn", &99u32)?; // whole, but the layer allows at most 10
+/// let at_most_ten = |p: &std::path::Path, v: u32| {
+///     if v <= 10 { Ok(v) } else { Err(maxim_core::Error::Corrupt {
+///         path: p.into(), reason: maxim_core::CorruptReason::Payload("above 10".into()), kept_aside: None }) }
+/// };
+/// let (value, recovery) = codec::load_with_recovery_checked(&path, "scn", at_most_ten)?;
+/// assert_eq!(value, 1);
+/// assert!(recovery.used_backup());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn load_with_recovery_checked<T: DeserializeOwned, U>(
+    path: impl AsRef<Path>,
+    kind: &str,
+    mut check: impl FnMut(&Path, T) -> Result<U>,
+) -> Result<(U, Recovery)> {
+    check_kind(kind)?;
+    recovery_hooked(path.as_ref(), kind, SystemClock.now(), &mut check, &mut no_faults)
+}
+
+fn load_checked_hooked<T: DeserializeOwned, U>(
+    path: &Path,
+    kind: &str,
+    now: Timestamp,
+    check: &mut dyn FnMut(&Path, T) -> Result<U>,
+    hook: &mut Hook<'_>,
+) -> Result<U> {
+    let value = load_hooked(path, kind, now, hook)?;
+    match check(path, value) {
+        Err(err) if is_rejection(&err) => {
+            let kept = keep_aside_hooked(path, now, hook);
+            tracing::warn!(error = %err, "snapshot refused by its reader");
+            Err(with_kept_aside(err, kept))
+        }
+        other => other,
+    }
+}
+
+/// `err` with its `kept_aside` set to `kept` (rejections only).
+fn with_kept_aside(err: Error, kept: Option<PathBuf>) -> Error {
+    match err {
+        Error::Corrupt { path, reason, .. } => Error::Corrupt { path, reason, kept_aside: kept },
+        Error::WrongKind { path, expected, found, .. } => {
+            Error::WrongKind { path, expected, found, kept_aside: kept }
+        }
+        Error::UnsupportedVersion { path, found, supported, .. } => {
+            Error::UnsupportedVersion { path, found, supported, kept_aside: kept }
+        }
+        other => other,
+    }
 }
 
 /// Whether `err` says that a file does not exist ([`Error::Io`] with `NotFound`).
@@ -871,19 +959,30 @@ fn read_file(path: &Path) -> Result<Result<Vec<u8>, Rejection>> {
     Ok(Ok(bytes))
 }
 
+#[cfg(test)]
 fn load_with_recovery_hooked<T: DeserializeOwned>(
     path: &Path,
     kind: &str,
     now: Timestamp,
     hook: &mut Hook<'_>,
 ) -> Result<(T, Recovery)> {
-    let primary_error = match load_hooked(path, kind, now, hook) {
+    recovery_hooked(path, kind, now, &mut |_, v| Ok(v), hook)
+}
+
+fn recovery_hooked<T: DeserializeOwned, U>(
+    path: &Path,
+    kind: &str,
+    now: Timestamp,
+    check: &mut dyn FnMut(&Path, T) -> Result<U>,
+    hook: &mut Hook<'_>,
+) -> Result<(U, Recovery)> {
+    let primary_error = match load_checked_hooked(path, kind, now, check, hook) {
         Ok(value) => return Ok((value, Recovery::Primary)),
         Err(e) if is_missing(&e) || is_rejection(&e) => e,
         Err(e) => return Err(e),
     };
     let backup = backup_path(path)?;
-    match load_hooked(&backup, kind, now, hook) {
+    match load_checked_hooked(&backup, kind, now, check, hook) {
         Ok(value) => {
             tracing::warn!(backup = %backup.display(), "main snapshot unusable; loaded its backup");
             Ok((value, Recovery::Backup { path: backup, primary_error: Box::new(primary_error) }))

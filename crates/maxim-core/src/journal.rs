@@ -159,7 +159,7 @@ pub struct ReadReport {
 /// numbered `base + 1, base + 2, ...` without gaps, where `base` is the number its last
 /// [`restart`](Sink::restart) gave. A sink checks its entries (the file sink with CRC-32) and
 /// reports damage as a typed error.
-pub trait Sink: Send + fmt::Debug {
+pub trait Sink: Send + Sync + fmt::Debug {
     /// Appends one entry, durable as the sink's [`SyncPolicy`] says before this returns.
     fn append(&mut self, seq: u64, payload: &[u8]) -> Result<()>;
     /// Makes every appended entry durable now.
