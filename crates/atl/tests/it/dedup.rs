@@ -224,11 +224,11 @@ fn numbered_names_are_never_compared_pairwise() {
         c
     });
     for j in 0..3_000 {
-        let (name, category) = maxim_benches::concept(j);
+        let (name, category) = maxim_testkit::concept(j);
         assert!(atl.find_or_create(&spec(&name, category)).unwrap().created);
     }
     assert_eq!(atl.stats().counters["similarity_comparisons"], 0);
-    let (name, category) = maxim_benches::concept(1234);
+    let (name, category) = maxim_testkit::concept(1234);
     let hit = atl.find_or_create(&spec(&name.replace('_', " ").to_uppercase(), category)).unwrap();
     assert_eq!(hit.matched, MatchKind::Exact);
     let near = atl.find_or_create(&spec("concepts 01234", category)).unwrap();

@@ -14,8 +14,8 @@
 use std::collections::HashSet;
 
 use atl::{Atl, AtlConfig, DefineOutcome, spec};
-use maxim_benches::{RELATIONSHIP_TYPES, concept, semantic_draws};
 use maxim_core::{MemoryLayer, RecordId};
+use maxim_testkit::{RELATIONSHIP_TYPES, concept, semantic_draws};
 
 use crate::common::layer_with;
 

@@ -3,11 +3,11 @@
 //! c (associative recall and raw spreading) and d (sleep), on the virtual clock.
 
 use hippocampus::{Hippocampus, HippocampusConfig, RecallFilter};
-use maxim_benches::{
-    GOALS, associative_seeds, capture_time, episode_input, episode_stream, object, recall_queries, tool,
-};
 use maxim_core::graph::ActivationParams;
 use maxim_core::{ManualClock, RecordId};
+use maxim_testkit::{
+    EpisodeDraw, GOALS, associative_seeds, capture_time, episode_stream, object, recall_queries, tool,
+};
 
 /// What the workload's capture counts and the later parts report.
 #[derive(Debug, PartialEq)]
@@ -141,4 +141,19 @@ fn workload_counts_at_10000() {
         (9.996, 79.585),
         [100, 1048, 2693, 6259],
     );
+}
+
+/// Part a's capture input for one drawn episode (as the benchmarks' `episode_input`): its
+/// objects, salience and novelty; the goal as active goal and as the intent's `goal`; the
+/// tool; the outcome.
+fn episode_input(e: &EpisodeDraw) -> hippocampus::NewEpisode {
+    let mut n = hippocampus::NewEpisode::default();
+    n.perception.detected_objects = e.objects.iter().map(|o| o.as_str().into()).collect();
+    n.perception.salience = e.salience;
+    n.perception.novelty = e.novelty;
+    n.context.active_goal = Some(e.goal_text().into());
+    n.decision.intent.insert("goal", maxim_core::Value::from(e.goal_text()));
+    n.action.tool_name = e.tool.as_str().into();
+    n.outcome.success = Some(e.success);
+    n
 }
