@@ -166,11 +166,11 @@ fn demo(dir: &Path) -> Result {
     hippo.allow_overwrite(true);
     atl.allow_overwrite(true);
     hippo.save(&hippo_path)?;
-    atl.save_to_path(&atl_path)?;
+    atl.save(&atl_path)?;
     let mut hippo_again = Hippocampus::builder().clock(clock.shared()).build()?;
     hippo_again.load(&hippo_path)?;
     let mut atl_again = Atl::builder().clock(clock.shared()).build()?;
-    atl_again.load_from_path(&atl_path)?;
+    atl_again.load(&atl_path)?;
     println!("\nsaved to {} and loaded back:", dir.display());
     println!("  hippocampus {} records, atl {} concepts", hippo_again.len(), atl_again.len());
     inspect_paths(&[hippo_path.clone(), atl_path])?;
