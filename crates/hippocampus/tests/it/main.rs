@@ -4,6 +4,7 @@ mod bad_input;
 mod capture;
 mod common;
 mod contract;
+mod crash;
 mod durability;
 mod model;
 mod persist;
