@@ -6,6 +6,7 @@ mod common;
 mod contract;
 mod crash;
 mod durability;
+mod fuzz;
 mod model;
 mod persist;
 mod retrieval;
