@@ -7,6 +7,7 @@ mod contract;
 mod crash;
 mod durability;
 mod fuzz;
+mod golden;
 mod model;
 mod persist;
 mod retrieval;
