@@ -223,30 +223,29 @@ impl fmt::Debug for FileSink {
 /// Gathered entries written at once when they reach this many bytes.
 const GATHER_MAX: usize = 1 << 20;
 
-/// The file and the entries gathered for it, shared with the background thread.
+/// The file, shared with the background thread; whoever holds it writes.
 struct FileIo {
     file: File,
     /// End of what has been written to the file.
     written: u64,
-    /// Entries appended but not yet written (group commit).
-    gathered: Vec<u8>,
     /// Whether something was written since the last `fdatasync`.
     dirty: bool,
 }
 
 impl FileIo {
-    /// Writes the gathered entries, then `fdatasync`s when `sync` and something is unsynced.
-    /// A failed write is cut back off the file.
-    fn flush(&mut self, sync: bool) -> io::Result<()> {
-        if !self.gathered.is_empty() {
+    /// Writes the entries gathered so far (taken out of `gathered`, whose lock is held only
+    /// for that), then `fdatasync`s when `sync` and something is unsynced. Appends go on
+    /// gathering meanwhile. A failed write is cut back off the file.
+    fn flush(&mut self, gathered: &Mutex<Vec<u8>>, sync: bool) -> io::Result<()> {
+        let batch = std::mem::take(&mut *gathered.lock().unwrap_or_else(PoisonError::into_inner));
+        if !batch.is_empty() {
             let at = self.written;
-            let wrote = self.file.seek(SeekFrom::Start(at)).and_then(|_| self.file.write_all(&self.gathered));
+            let wrote = self.file.seek(SeekFrom::Start(at)).and_then(|_| self.file.write_all(&batch));
             if let Err(e) = wrote {
                 let _ = self.file.set_len(at);
                 return Err(e);
             }
-            self.written += self.gathered.len() as u64;
-            self.gathered.clear();
+            self.written += batch.len() as u64;
             self.dirty = true;
         }
         if sync && self.dirty {
@@ -265,6 +264,8 @@ struct Flusher {
 
 struct FlushShared {
     io: Mutex<FileIo>,
+    /// Entries appended but not yet written (group commit). Lock order: `io`, then this.
+    gathered: Mutex<Vec<u8>>,
     failed: AtomicBool,
 }
 
@@ -273,9 +274,13 @@ impl FlushShared {
         self.io.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    fn gathered(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
+        self.gathered.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Writes and syncs what is gathered; a failure is logged and remembered.
     fn flush(&self, path: &Path, sync: bool) -> io::Result<()> {
-        let flushed = self.io().flush(sync);
+        let flushed = self.io().flush(&self.gathered, sync);
         if let Err(e) = &flushed {
             self.failed.store(true, Ordering::Release);
             tracing::error!(path = %path.display(), error = %e, "journal write or fsync failed");
@@ -350,8 +355,12 @@ impl FileSink {
                 return Err(rejection.into_error(path, kept));
             }
         };
-        let io = FileIo { file, written: JOURNAL_HEADER_LEN as u64, gathered: Vec::new(), dirty: false };
-        let shared = Arc::new(FlushShared { io: Mutex::new(io), failed: AtomicBool::new(false) });
+        let io = FileIo { file, written: JOURNAL_HEADER_LEN as u64, dirty: false };
+        let shared = Arc::new(FlushShared {
+            io: Mutex::new(io),
+            gathered: Mutex::new(Vec::new()),
+            failed: AtomicBool::new(false),
+        });
         let flusher = match policy {
             SyncPolicy::Interval(d) => {
                 Some(Flusher::start(&shared, d, &path).map_err(|e| Error::io(&path, e))?)
@@ -403,18 +412,20 @@ impl Sink for FileSink {
         self.entry.clear();
         self.entry.extend_from_slice(&entry_header(len, seq, payload));
         self.entry.extend_from_slice(payload);
-        let mut io = self.shared.io();
-        io.gathered.extend_from_slice(&self.entry);
-        let flushed = match self.policy {
-            SyncPolicy::Always => io.flush(true),
-            SyncPolicy::Never => io.flush(false),
-            SyncPolicy::Interval(_) if io.gathered.len() >= GATHER_MAX => io.flush(false),
-            SyncPolicy::Interval(_) => Ok(()),
+        let flushed = if let SyncPolicy::Interval(_) = self.policy {
+            // Group commit: only the gathering lock, held for a copy.
+            let mut gathered = self.shared.gathered();
+            gathered.extend_from_slice(&self.entry);
+            let full = gathered.len() >= GATHER_MAX;
+            drop(gathered);
+            if full { self.shared.io().flush(&self.shared.gathered, false) } else { Ok(()) }
+        } else {
+            let mut io = self.shared.io();
+            self.shared.gathered().extend_from_slice(&self.entry);
+            io.flush(&self.shared.gathered, self.policy == SyncPolicy::Always)
         };
         if let Err(e) = flushed {
             // Nothing of this entry (or of those gathered with it) stays in the file.
-            io.gathered.clear();
-            drop(io);
             if matches!(self.policy, SyncPolicy::Interval(_)) {
                 // Entries acknowledged earlier were gathered with it and are lost.
                 self.shared.failed.store(true, Ordering::Release);
@@ -422,7 +433,6 @@ impl Sink for FileSink {
             }
             return Err(Error::io(&self.path, e));
         }
-        drop(io);
         self.end = Some(end + self.entry.len() as u64);
         Ok(())
     }
@@ -447,7 +457,7 @@ impl Sink for FileSink {
     ) -> Result<ReadReport> {
         let shared = Arc::clone(&self.shared);
         let mut io = shared.io();
-        io.flush(false).map_err(|e| Error::io(&self.path, e))?;
+        io.flush(&shared.gathered, false).map_err(|e| Error::io(&self.path, e))?;
         let file = &mut io.file;
         let file_len = file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
         file.seek(SeekFrom::Start(JOURNAL_HEADER_LEN as u64)).map_err(|e| Error::io(&self.path, e))?;
@@ -518,7 +528,8 @@ impl Sink for FileSink {
             .map_err(|e| Error::io(&self.path, e))?;
         // Gathered entries are all in the snapshot that preceded this restart: drop them.
         let mut io = self.shared.io();
-        *io = FileIo { file, written: JOURNAL_HEADER_LEN as u64, gathered: Vec::new(), dirty: false };
+        self.shared.gathered().clear();
+        *io = FileIo { file, written: JOURNAL_HEADER_LEN as u64, dirty: false };
         drop(io);
         self.base = base;
         self.end = Some(JOURNAL_HEADER_LEN as u64);
