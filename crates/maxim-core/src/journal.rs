@@ -758,13 +758,23 @@ impl<Op: Serialize + DeserializeOwned> Journal<Op> {
     /// entry is as durable as the sink's policy promises.
     pub fn append(&mut self, op: &Op) -> Result<u64> {
         let seq = self.last_seq + 1;
-        self.buf.clear();
-        let buf = std::mem::take(&mut self.buf);
-        let buf = postcard::to_extend(op, buf)
-            .map_err(|e| Error::Encode { kind: "journal entry".to_owned(), reason: e.to_string() })?;
-        let appended = self.sink.append(seq, &buf);
-        self.buf = buf;
-        appended?;
+        // Encoded into a reused buffer (grown when an operation does not fit).
+        if self.buf.len() < 512 {
+            self.buf.resize(512, 0);
+        }
+        let n = loop {
+            let len = self.buf.len();
+            match postcard::to_slice(op, &mut self.buf).map(|used| used.len()) {
+                Ok(n) => break n,
+                Err(postcard::Error::SerializeBufferFull) if len <= MAX_ENTRY_LEN as usize => {
+                    self.buf.resize(len * 2, 0);
+                }
+                Err(e) => {
+                    return Err(Error::Encode { kind: "journal entry".to_owned(), reason: e.to_string() });
+                }
+            }
+        };
+        self.sink.append(seq, &self.buf[..n])?;
         self.last_seq = seq;
         Ok(seq)
     }
