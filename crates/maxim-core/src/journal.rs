@@ -418,7 +418,15 @@ impl Sink for FileSink {
             gathered.extend_from_slice(&self.entry);
             let full = gathered.len() >= GATHER_MAX;
             drop(gathered);
-            if full { self.shared.io().flush(&self.shared.gathered, false) } else { Ok(()) }
+            // Written at once when a megabyte has gathered, unless the background thread
+            // holds the file (it is writing and syncing): then it goes on gathering.
+            match self.shared.io.try_lock() {
+                Ok(mut io) if full => io.flush(&self.shared.gathered, false),
+                Err(std::sync::TryLockError::Poisoned(p)) if full => {
+                    p.into_inner().flush(&self.shared.gathered, false)
+                }
+                _ => Ok(()),
+            }
         } else {
             let mut io = self.shared.io();
             self.shared.gathered().extend_from_slice(&self.entry);
