@@ -1,0 +1,2 @@
+//! The skill lab.
+fn main() {}

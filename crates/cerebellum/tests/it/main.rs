@@ -1,0 +1,1 @@
+//! Integration tests of the procedural layer: one binary, one module per concern.
