@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Options: `--out PATH` (default `target/lab.svg`), `--runs N` (default 10), `--seed N`
-//! (default 2026).
+//! (default 29).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -193,7 +193,8 @@ pub fn writes(tool: &str) -> bool {
 pub struct LabConfig {
     /// Tasks to run (default 10).
     pub runs: usize,
-    /// Seed of the targets and of the exploring agent (default 2026).
+    /// Seed of the targets and of the exploring agent (default 29, the median of seeds 0 to
+    /// 40 by the length of the first run: 64 steps, where the others took 22 to 152).
     pub seed: u64,
     /// The gate: confirmation of write skills and the trust floor for execution (default
     /// on). Off is the unsafe arm: write skills are promoted without a human and low-trust
@@ -207,7 +208,7 @@ pub struct LabConfig {
 
 impl Default for LabConfig {
     fn default() -> Self {
-        Self { runs: 10, seed: 2026, gate: true, poison: true, max_steps: 400 }
+        Self { runs: 10, seed: 29, gate: true, poison: true, max_steps: 400 }
     }
 }
 
