@@ -1,1 +1,6 @@
 //! Integration tests of the procedural layer: one binary, one module per concern.
+
+mod contract;
+mod lab;
+mod model;
+mod persistence;
