@@ -18,8 +18,8 @@
 //!   [`revoke_source`](Cerebellum::revoke_source) retires and reports everything that came
 //!   from a compromised source. It implements the core [`MemoryLayer`](maxim_core::MemoryLayer).
 //! - [`Skill`]: name, preconditions, [`Step`]s (tool and argument shape, each marked when it
-//!   writes), checks, uses, successes and failures, [`SkillStatus`], and a [`RecordMeta`]
-//!   (`maxim_core::RecordMeta`) with its source, trust and a procedural trace.
+//!   writes), checks, uses, successes and failures, [`SkillStatus`], and a
+//!   [`RecordMeta`](maxim_core::RecordMeta) with its source, trust and a procedural trace.
 //! - [`RunTrace`] and [`Outcome`]: what a run did and how it ended, as `distil` takes them.
 //! - [`lab`]: a small deterministic environment ("reset a stuck deploy") in which a naive
 //!   agent gets faster once it has a skill, and a poisoned skill is stopped by the gate.
@@ -70,7 +70,7 @@
 //!
 //! # Crate features
 //!
-//! - `plotters`: the lab's SVG chart ([`lab::chart`]) and the `lab` example, drawn with
+//! - `plotters`: the lab's SVG chart (`lab::chart`) and the `lab` example, drawn with
 //!   `plotters` (SVG backend only). The lab itself is always built.
 
 #![forbid(unsafe_code)]

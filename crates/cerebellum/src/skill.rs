@@ -204,7 +204,7 @@ impl Outcomes {
         ((self.bits & mask).count_ones(), n)
     }
 
-    fn validate(&self) -> Result<()> {
+    fn validate(self) -> Result<()> {
         if u32::from(self.len) > MAX_WINDOW {
             return Err(Error::invalid("outcomes", format!("{} outcomes, at most {MAX_WINDOW}", self.len)));
         }

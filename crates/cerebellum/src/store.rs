@@ -7,7 +7,7 @@
 //!   instead: one more successful use, one more origin, its preconditions narrowed to the
 //!   facts both runs held.
 //! - [`candidates`](Cerebellum::candidates): the skills whose goal and preconditions match a
-//!   task, ranked by the core's [`final_score`](maxim_core::rank::final_score) with the
+//!   task, ranked by the core's [`final_score`] with the
 //!   skill's success rate as relevance (trust and recency come in through the memory score),
 //!   each with its [`Authorisation`]. Retired skills are never offered.
 //! - [`record_use`](Cerebellum::record_use): after
@@ -547,16 +547,13 @@ impl State {
         tools.sort_unstable();
         tools.dedup();
         let id = skill.meta.id;
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.records[s as usize] = Some(skill);
-                s
-            }
-            None => {
-                self.records.push(Some(skill));
-                self.info.push(SlotInfo::default());
-                (self.records.len() - 1) as u32
-            }
+        let slot = if let Some(s) = self.free.pop() {
+            self.records[s as usize] = Some(skill);
+            s
+        } else {
+            self.records.push(Some(skill));
+            self.info.push(SlotInfo::default());
+            (self.records.len() - 1) as u32
         };
         self.by_goal.entry(goal.clone()).or_default().push(slot);
         self.by_method.entry(method).or_default().push(slot);
@@ -668,7 +665,7 @@ impl State {
         match op {
             Op::Insert { skill, links, distilled } => {
                 let id = skill.meta.id;
-                self.place(skill);
+                self.place(*skill);
                 for (other, weight) in links {
                     if let Err(err) = self.graph.add_bidirectional(id, other, EdgeKind::Associates, weight) {
                         tracing::warn!(%id, %other, error = %err, "skill association refused");
@@ -819,7 +816,7 @@ fn method_hash(goal: &str, steps: &[Step]) -> u64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) enum Op {
     /// A new skill, with the skills it is associated with.
-    Insert { skill: Skill, links: Vec<(RecordId, f64)>, distilled: bool },
+    Insert { skill: Box<Skill>, links: Vec<(RecordId, f64)>, distilled: bool },
     /// A run reinforced a skill's method.
     Reinforce {
         id: RecordId,
@@ -927,7 +924,7 @@ impl Cerebellum {
         }
         let links = self.state.associations(id, &skill.steps, &self.config);
         self.ids.observe(id);
-        self.apply(Op::Insert { skill, links, distilled: false });
+        self.apply(Op::Insert { skill: Box::new(skill), links, distilled: false });
         self.fire_capture(id);
         Ok(id)
     }
@@ -1044,7 +1041,7 @@ impl Cerebellum {
         };
         skill.validate()?;
         let links = self.state.associations(id, &skill.steps, &self.config);
-        self.apply(Op::Insert { skill, links, distilled: true });
+        self.apply(Op::Insert { skill: Box::new(skill), links, distilled: true });
         self.fire_capture(id);
         Ok(Distilled::Created(id))
     }

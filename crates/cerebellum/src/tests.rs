@@ -144,9 +144,7 @@ fn a_retired_method_is_not_learned_again_and_origins_are_bounded() {
 
 #[test]
 fn promotion_after_the_configured_successes() {
-    let mut config = CerebellumConfig::default();
-    config.promote_after = 2;
-    let (_c, mut cb) = store_with(config);
+    let (_c, mut cb) = store_with(CerebellumConfig { promote_after: 2, ..CerebellumConfig::default() });
     let id = distil_new(&mut cb, &reads());
     let first = cb.record_use(id, true).unwrap();
     assert_eq!(
@@ -202,9 +200,8 @@ fn a_confirmation_given_early_promotes_straight_to_active() {
 
 #[test]
 fn without_the_gate_write_skills_are_promoted_alone() {
-    let mut config = CerebellumConfig::default();
-    config.require_confirmation = false;
-    let (_c, mut cb) = store_with(config);
+    let (_c, mut cb) =
+        store_with(CerebellumConfig { require_confirmation: false, ..CerebellumConfig::default() });
     let id = distil_new(&mut cb, &writes());
     for _ in 0..3 {
         cb.record_use(id, true).unwrap();

@@ -154,13 +154,12 @@ impl DeployEnv {
                 s.drained = true;
                 Ok(true)
             }
-            "rollback" if !s.drained => refuse("drain first"),
+            "rollback" | "restart" if !s.drained => refuse("drain first"),
             "rollback" if !s.stuck => refuse("nothing to roll back"),
             "rollback" => {
                 s.stuck = false;
                 Ok(true)
             }
-            "restart" if !s.drained => refuse("drain first"),
             "restart" if s.stuck => refuse("the deploy is still stuck"),
             "restart" if s.running => Ok(false),
             "restart" => {
