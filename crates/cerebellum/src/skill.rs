@@ -511,7 +511,7 @@ pub fn normalise_facts<'a>(facts: impl IntoIterator<Item = &'a str>) -> Result<V
 }
 
 /// Whether sorted `small` is a subset of sorted `big`.
-pub(crate) fn is_sorted_subset(small: &[String], big: &[String]) -> bool {
+pub(crate) fn is_sorted_subset<T: Ord>(small: &[T], big: &[T]) -> bool {
     let mut it = big.iter();
     'outer: for s in small {
         for b in it.by_ref() {

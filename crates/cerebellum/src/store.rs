@@ -7,7 +7,7 @@
 //!   instead: one more successful use, one more origin, its preconditions narrowed to the
 //!   facts both runs held.
 //! - [`candidates`](Cerebellum::candidates): the skills whose goal and preconditions match a
-//!   task, ranked by the core's [`final_score`] with the
+//!   task, ranked by the core's [`final_score`](maxim_core::rank::final_score) with the
 //!   skill's success rate as relevance (trust and recency come in through the memory score),
 //!   each with its [`Authorisation`]. Retired skills are never offered.
 //! - [`record_use`](Cerebellum::record_use): after
@@ -56,7 +56,7 @@ use std::time::Duration;
 
 use maxim_core::graph::{ActivationParams, EdgeKind, Graph};
 use maxim_core::layer::Callbacks;
-use maxim_core::rank::{RankConfig, final_score};
+use maxim_core::rank::RankConfig;
 use maxim_core::text::name_key;
 use maxim_core::trace::TraceParams;
 use maxim_core::{
@@ -69,7 +69,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::skill::{
     Authorisation, Confirmation, MAX_CHECKS, MAX_ORIGINS, MAX_STEPS, MAX_WINDOW, Origin, Refusal,
-    RetireReason, Retirement, Skill, SkillStatus, Step, check_text, normalise_facts, sorted_intersection,
+    RetireReason, Retirement, Skill, SkillStatus, Step, check_text, is_sorted_subset, normalise_facts,
+    sorted_intersection,
 };
 
 /// The layer's name.
@@ -104,7 +105,7 @@ pub struct CerebellumConfig {
     pub association_limit: usize,
     /// Least Jaccard similarity of two skills' tool sets for an association (default 0.5).
     pub association_threshold: f64,
-    /// How many of the latest skills using each tool an insert compares (default 256), which
+    /// How many of the latest skills using each tool an insert compares (default 64), which
     /// bounds the cost of an insert.
     pub association_scan: usize,
     /// Spreading activation of [`recall_associated`](maxim_core::MemoryLayer::recall_associated).
@@ -131,7 +132,7 @@ impl Default for CerebellumConfig {
             rank: RankConfig::default(),
             association_limit: 5,
             association_threshold: 0.5,
-            association_scan: 256,
+            association_scan: 64,
             activation: ActivationParams::DEFAULT,
             forget_below: 0.05,
             retired_retention: days(90),
@@ -492,12 +493,54 @@ impl Counters {
     }
 }
 
-/// What the store keeps beside each held skill.
+/// What the store keeps beside each held skill: its keys, and a compact copy of what
+/// [`Cerebellum::candidates`] reads, so matching and ranking never touch the skill itself.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SlotInfo {
+    id: RecordId,
     goal: String,
     method: u64,
     tools: Vec<u32>,
+    /// The preconditions as fact ids, sorted.
+    pre: Vec<u32>,
+    hot: Option<Hot>,
+}
+
+/// The inputs of a skill's rank score.
+#[derive(Debug, Clone)]
+struct Hot {
+    retired: bool,
+    relevance: f64,
+    trust: f64,
+    accessed_at: Timestamp,
+    uses: u32,
+    trace: maxim_core::TraceState,
+}
+
+impl Hot {
+    fn of(skill: &Skill) -> Self {
+        Self {
+            retired: skill.is_retired(),
+            relevance: skill.success_rate(),
+            trust: skill.meta.trust.get(),
+            accessed_at: skill.meta.accessed_at,
+            uses: skill.meta.access_count.saturating_sub(1),
+            trace: skill.meta.trace.clone(),
+        }
+    }
+
+    /// Exactly [`final_score`](maxim_core::rank::final_score) of the skill (not associated),
+    /// from the copy.
+    fn score(&self, now: Timestamp, cfg: &RankConfig) -> f64 {
+        let memory = maxim_core::rank::seed_score(
+            self.trust,
+            now.days_since(self.accessed_at),
+            self.uses,
+            cfg.half_life_days,
+            cfg.use_bonus,
+        );
+        self.relevance.clamp(0.0, 1.0) * memory * (1.0 + self.trace.retrieval_score(now, false, &cfg.trace))
+    }
 }
 
 /// The skills and every index over them; replaced whole by a load.
@@ -512,6 +555,7 @@ pub(crate) struct State {
     by_method: FxHashMap<u64, Vec<u32>>,
     tool_ids: FxHashMap<String, u32>,
     by_tool: Vec<Vec<u32>>,
+    fact_ids: FxHashMap<String, u32>,
     pub(crate) graph: Graph,
     pub(crate) counters: Counters,
 }
@@ -532,6 +576,32 @@ impl State {
     fn get_mut(&mut self, id: RecordId) -> Option<&mut Skill> {
         let s = self.slot(id)?;
         self.records[s].as_mut()
+    }
+
+    /// Copies what ranking reads from the skill at `slot` into its [`SlotInfo`].
+    fn refresh(&mut self, slot: usize) {
+        let Some(skill) = self.records[slot].as_ref() else { return };
+        let info = &mut self.info[slot];
+        info.pre.clear();
+        for p in &skill.preconditions {
+            let id = if let Some(&f) = self.fact_ids.get(p) {
+                f
+            } else {
+                let f = self.fact_ids.len() as u32;
+                self.fact_ids.insert(p.clone(), f);
+                f
+            };
+            info.pre.push(id);
+        }
+        info.pre.sort_unstable();
+        info.hot = Some(Hot::of(skill));
+    }
+
+    /// [`refresh`](Self::refresh) of skill `id`.
+    fn refresh_id(&mut self, id: RecordId) {
+        if let Some(s) = self.slot(id) {
+            self.refresh(s);
+        }
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Skill> + '_ {
@@ -560,8 +630,9 @@ impl State {
         for &t in &tools {
             self.by_tool[t as usize].push(slot);
         }
-        self.info[slot as usize] = SlotInfo { goal, method, tools };
+        self.info[slot as usize] = SlotInfo { id, goal, method, tools, pre: Vec::new(), hot: None };
         self.slots.insert(id, slot);
+        self.refresh(slot as usize);
         if let Err(err) = self.graph.add_node(id) {
             tracing::warn!(%id, error = %err, "skill graph refused a node");
         }
@@ -637,22 +708,20 @@ impl State {
         names.sort_unstable();
         names.dedup();
         let n_tools = names.len();
-        let mut shared: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut seen: Vec<u32> = Vec::new();
         for name in names {
             let Some(&t) = self.tool_ids.get(name) else { continue };
             let list = &self.by_tool[t as usize];
-            for &s in &list[list.len().saturating_sub(cfg.association_scan)..] {
-                *shared.entry(s).or_default() += 1;
-            }
+            seen.extend_from_slice(&list[list.len().saturating_sub(cfg.association_scan)..]);
         }
-        let mut out: Vec<(RecordId, f64)> = shared
-            .into_iter()
-            .filter_map(|(s, n)| {
-                let other = self.records[s as usize].as_ref()?;
-                let union = n_tools + self.info[s as usize].tools.len() - n as usize;
-                let j = f64::from(n) / union as f64;
-                (other.meta.id != id && j >= cfg.association_threshold && j > 0.0)
-                    .then_some((other.meta.id, j))
+        seen.sort_unstable();
+        let mut out: Vec<(RecordId, f64)> = seen
+            .chunk_by(|a, b| a == b)
+            .filter_map(|run| {
+                let info = &self.info[run[0] as usize];
+                let shared = run.len();
+                let j = shared as f64 / (n_tools + info.tools.len() - shared) as f64;
+                (info.id != id && j >= cfg.association_threshold && j > 0.0).then_some((info.id, j))
             })
             .collect();
         out.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -706,12 +775,14 @@ impl State {
                 let _ = skill.meta.trace.reinforce(at, trace);
                 self.counters.reinforced += 1;
                 self.record_outcome(id, true, at, status, None);
+                self.refresh_id(id);
             }
             Op::Use { id, success, at, status, retirement } => {
                 if let Some(skill) = self.get_mut(id).filter(|_| success) {
                     let _ = skill.meta.trace.reinforce(at, trace);
                 }
                 self.record_outcome(id, success, at, status, retirement);
+                self.refresh_id(id);
             }
             Op::Confirm { id, by, at, status } => {
                 let Some(skill) = self.get_mut(id) else { return };
@@ -723,6 +794,7 @@ impl State {
                 }
                 self.counters.confirmations += 1;
                 self.counters.promotions += u64::from(promoted);
+                self.refresh_id(id);
             }
             Op::Retire { ids, at, reason } => {
                 let revoked = matches!(reason, RetireReason::Revoked { .. });
@@ -732,6 +804,7 @@ impl State {
                         Some(Retirement { at, reason: reason.clone(), previous: skill.status });
                     skill.status = SkillStatus::Retired;
                     self.counters.retirements += 1;
+                    self.refresh_id(id);
                 }
                 self.counters.revocations += u64::from(revoked);
             }
@@ -744,6 +817,7 @@ impl State {
                 for id in ids {
                     if let Some(skill) = self.get_mut(id) {
                         skill.meta.touch(at);
+                        self.refresh_id(id);
                     }
                 }
             }
@@ -1049,7 +1123,7 @@ impl Cerebellum {
     /// The skills that match `task`, best first, at most `limit`; see the
     /// [module docs](self). A skill matches when its name has the goal's [`name_key`], it is
     /// not retired, and each of its preconditions is among the task's facts. The score is
-    /// [`final_score`] with the skill's [`success_rate`](Skill::success_rate) as relevance
+    /// [`final_score`](maxim_core::rank::final_score) with the skill's [`success_rate`](Skill::success_rate) as relevance
     /// (so trust, recency of use and uses weigh in through the memory score); ties go to the
     /// smaller id. Low-trust skills are listed, marked [`Authorisation::InformOnly`]. Records
     /// no access.
@@ -1065,20 +1139,32 @@ impl Cerebellum {
         let facts = normalise_facts(task.facts.iter().map(String::as_str))?;
         self.queries.fetch_add(1, Ordering::Relaxed);
         let now = self.clock.now();
-        let Some(list) = self.state.by_goal.get(&goal) else { return Ok(Vec::new()) };
-        let mut plans = Vec::new();
+        let Some(list) = self.state.by_goal.get(&goal).filter(|_| limit > 0) else { return Ok(Vec::new()) };
+        let mut fact_ids: Vec<u32> =
+            facts.iter().filter_map(|f| self.state.fact_ids.get(f).copied()).collect();
+        fact_ids.sort_unstable();
+        let mut scored: Vec<(f64, RecordId, u32)> = Vec::new();
         for &s in list {
-            let Some(skill) = self.state.records[s as usize].as_ref() else { continue };
-            if skill.is_retired() || !skill.applies_to(&facts) {
-                continue;
+            let info = &self.state.info[s as usize];
+            let Some(hot) = info.hot.as_ref().filter(|h| !h.retired) else { continue };
+            if is_sorted_subset(&info.pre, &fact_ids) {
+                scored.push((hot.score(now, &self.config.rank), info.id, s));
             }
-            let score = final_score(skill.success_rate(), &skill.meta, now, false, &self.config.rank)?;
-            plans.push(Plan { skill, score, authorisation: self.authorisation_of(skill) });
         }
-        plans
-            .sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.skill.meta.id.cmp(&b.skill.meta.id)));
-        plans.truncate(limit);
-        Ok(plans)
+        let order =
+            |a: &(f64, RecordId, u32), b: &(f64, RecordId, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if limit < scored.len() {
+            scored.select_nth_unstable_by(limit - 1, order);
+            scored.truncate(limit);
+        }
+        scored.sort_unstable_by(order);
+        Ok(scored
+            .into_iter()
+            .filter_map(|(score, _, s)| {
+                let skill = self.state.records[s as usize].as_ref()?;
+                Some(Plan { skill, score, authorisation: self.authorisation_of(skill) })
+            })
+            .collect())
     }
 
     /// How skill `id` may be used now (see [`Authorisation`]). Errors: an unknown id.

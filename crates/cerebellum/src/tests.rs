@@ -426,3 +426,22 @@ fn failed_calls_change_nothing() {
     assert_eq!(cb.skill(id).unwrap(), &before);
     assert_eq!(cb.len(), 1);
 }
+
+#[test]
+fn the_compact_score_is_the_core_final_score() {
+    let (clock, mut cb) = store();
+    let a = distil_new(&mut cb, &reads());
+    let b = cb.distil(&run("r2", Source::UserStated, 0.95, &writes()), &ok()).unwrap().id().unwrap();
+    cb.record_use(a, true).unwrap();
+    clock.advance(Duration::from_secs(5_000));
+    cb.record_use(b, false).unwrap();
+    cb.touch_ids(&[a]);
+    clock.advance(days(3));
+    let now = clock.now();
+    for plan in cb.candidates(&task(), 10).unwrap() {
+        let s = plan.skill;
+        let expected =
+            maxim_core::rank::final_score(s.success_rate(), &s.meta, now, false, &cb.config().rank).unwrap();
+        assert_eq!(plan.score.to_bits(), expected.to_bits());
+    }
+}
