@@ -30,7 +30,7 @@
 
 use std::fmt;
 
-use maxim_core::text::name_key;
+use maxim_core::text::{punctuation_bounds, push_lowercase};
 use maxim_core::{MemoryRecord, RecordId, RecordMeta, Source, Timestamp, TraceKind, Trust};
 use serde::{Deserialize, Serialize};
 
@@ -221,8 +221,7 @@ pub struct Skill {
     /// Id, timestamps, access tracking, source (of the first run) and trust, and a procedural
     /// trace.
     pub meta: RecordMeta,
-    /// The summarised goal ("reset a stuck deploy"); skills are found by its
-    /// [`name_key`].
+    /// The summarised goal ("reset a stuck deploy"); skills are found by its [`goal_key`].
     pub name: String,
     /// When it applies: facts a task must hold (normalised: trimmed, lowercased, inner
     /// whitespace single; sorted, distinct).
@@ -305,9 +304,9 @@ impl Skill {
         (f64::from(self.successes) + 1.0) / (f64::from(self.uses) + 2.0)
     }
 
-    /// The key skills are found by: the [`name_key`] of the name.
+    /// The key skills are found by: the [`goal_key`] of the name.
     pub fn goal_key(&self) -> String {
-        name_key(&self.name)
+        goal_key(&self.name)
     }
 
     /// True once retired.
@@ -331,7 +330,7 @@ impl Skill {
     /// [`MAX_ORIGINS`] origins, and a procedural trace.
     pub fn validate(&self) -> Result<()> {
         check_text("name", &self.name, false)?;
-        if name_key(&self.name).is_empty() {
+        if goal_key(&self.name).is_empty() {
             return Err(Error::invalid("name", "must contain a letter or a digit"));
         }
         if self.steps.is_empty() || self.steps.len() > MAX_STEPS {
@@ -508,6 +507,31 @@ pub fn normalise_facts<'a>(facts: impl IntoIterator<Item = &'a str>) -> Result<V
     out.sort_unstable();
     out.dedup();
     Ok(out)
+}
+
+/// The key a goal is matched by: lowercased, split on whitespace, underscores, hyphens and
+/// dots, the punctuation around each word stripped, words joined by one space. Empty when
+/// the goal holds no letter or digit.
+///
+/// ```
+/// use cerebellum::skill::goal_key;
+/// assert_eq!(goal_key("Reset a STUCK_deploy!"), "reset a stuck deploy");
+/// assert_eq!(goal_key("reset-a-stuck deploy"), "reset a stuck deploy");
+/// assert_eq!(goal_key(" ?! "), "");
+/// ```
+pub fn goal_key(goal: &str) -> String {
+    let mut key = String::with_capacity(goal.len());
+    for word in goal.split(|c: char| c.is_whitespace() || matches!(c, '_' | '-' | '.')) {
+        let (start, end) = punctuation_bounds(word);
+        let word = &word[start..end];
+        if word.chars().any(char::is_alphanumeric) {
+            if !key.is_empty() {
+                key.push(' ');
+            }
+            push_lowercase(&mut key, word);
+        }
+    }
+    key
 }
 
 /// Whether sorted `small` is a subset of sorted `big`.

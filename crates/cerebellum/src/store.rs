@@ -57,7 +57,6 @@ use std::time::Duration;
 use maxim_core::graph::{ActivationParams, EdgeKind, Graph};
 use maxim_core::layer::Callbacks;
 use maxim_core::rank::RankConfig;
-use maxim_core::text::name_key;
 use maxim_core::trace::TraceParams;
 use maxim_core::{
     IdGenerator, RecordId, RecordMeta, SharedClock, Source, SystemClock, Timestamp, TraceKind, Trust,
@@ -69,8 +68,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::skill::{
     Authorisation, Confirmation, MAX_CHECKS, MAX_ORIGINS, MAX_STEPS, MAX_WINDOW, Origin, Refusal,
-    RetireReason, Retirement, Skill, SkillStatus, Step, check_text, is_sorted_subset, normalise_facts,
-    sorted_intersection,
+    RetireReason, Retirement, Skill, SkillStatus, Step, check_text, goal_key, is_sorted_subset,
+    normalise_facts, sorted_intersection,
 };
 
 /// The layer's name.
@@ -333,7 +332,7 @@ pub enum Skip {
 /// A task, as [`candidates`](Cerebellum::candidates) matches skills against it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Task {
-    /// What is to be done; matched with skill names by [`name_key`].
+    /// What is to be done; matched with skill names by [`goal_key`].
     pub goal: String,
     /// What holds; a skill applies when its preconditions are among them.
     pub facts: Vec<String>,
@@ -402,7 +401,7 @@ impl RevocationReport {
 /// matches every skill.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SkillFilter {
-    /// Only skills for this goal (compared by [`name_key`]).
+    /// Only skills for this goal (compared by [`goal_key`]).
     pub goal: Option<String>,
     /// Only skills with this status.
     pub status: Option<SkillStatus>,
@@ -1027,7 +1026,7 @@ impl Cerebellum {
         .entered();
         check_text("run", &trace.run, false)?;
         check_text("goal", &trace.goal, false)?;
-        let goal = name_key(&trace.goal);
+        let goal = goal_key(&trace.goal);
         if goal.is_empty() {
             return Err(Error::invalid("goal", "must contain a letter or a digit"));
         }
@@ -1121,7 +1120,7 @@ impl Cerebellum {
     }
 
     /// The skills that match `task`, best first, at most `limit`; see the
-    /// [module docs](self). A skill matches when its name has the goal's [`name_key`], it is
+    /// [module docs](self). A skill matches when its name has the goal's [`goal_key`], it is
     /// not retired, and each of its preconditions is among the task's facts. The score is
     /// [`final_score`](maxim_core::rank::final_score) with the skill's [`success_rate`](Skill::success_rate) as relevance
     /// (so trust, recency of use and uses weigh in through the memory score); ties go to the
@@ -1132,7 +1131,7 @@ impl Cerebellum {
     pub fn candidates(&self, task: &Task, limit: usize) -> Result<Vec<Plan<'_>>> {
         let _s = tracing::debug_span!("cerebellum_candidates", n_facts = task.facts.len(), limit).entered();
         check_text("goal", &task.goal, false)?;
-        let goal = name_key(&task.goal);
+        let goal = goal_key(&task.goal);
         if goal.is_empty() {
             return Err(Error::invalid("goal", "must contain a letter or a digit"));
         }
@@ -1386,7 +1385,7 @@ impl Cerebellum {
             Some(goal) => self
                 .state
                 .by_goal
-                .get(&name_key(goal))
+                .get(&goal_key(goal))
                 .into_iter()
                 .flatten()
                 .filter_map(|&s| self.state.records[s as usize].as_ref())
