@@ -110,3 +110,74 @@ fn saves_overwrite_only_their_own_files() {
     stranger.save(&path).unwrap();
     assert!(stranger.file_claims().owns(&path));
 }
+
+/// The payload layout of a snapshot, rebuilt by hand to write inconsistent files.
+#[derive(serde::Serialize)]
+struct Payload {
+    schema: u16,
+    skills: Vec<cerebellum::Skill>,
+    graph: maxim_core::graph::Graph,
+    counters: [u64; 16],
+    queries: u64,
+}
+
+#[test]
+fn an_inconsistent_file_is_refused_and_changes_nothing() {
+    use maxim_core::graph::{EdgeKind, Graph};
+    let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+    let (cb, ids) = populated(&clock);
+    let skills: Vec<cerebellum::Skill> = ids.iter().map(|&id| cb.skill(id).unwrap().clone()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let good =
+        Payload { schema: 1, skills: skills.clone(), graph: Graph::new(), counters: [0; 16], queries: 0 };
+    let path = dir.path().join("good.snap");
+    maxim_core::codec::save(&path, cerebellum::SNAPSHOT_KIND, &good).unwrap();
+    let mut target = Cerebellum::builder().clock(clock.shared()).build().unwrap();
+    target.load(&path).unwrap();
+    assert_eq!(target.len(), 3, "the hand-made layout is the real one");
+
+    let mut twice = skills.clone();
+    twice.push(skills[0].clone());
+    let mut stray = Graph::new();
+    stray.add_node(RecordId::from_u128(99)).unwrap();
+    let mut dependency = Graph::new();
+    dependency.add_edge(ids[0], ids[2], EdgeKind::Requires, 0.5, None).unwrap();
+    let mut heavy = Graph::new();
+    heavy.add_edge(ids[0], ids[2], EdgeKind::Causes, 3.0, None).unwrap();
+    let mut invalid = skills.clone();
+    invalid[0].uses += 1; // successes and failures no longer add up
+    let cases = [
+        (
+            "future",
+            Payload { schema: 2, skills: skills.clone(), graph: Graph::new(), counters: [0; 16], queries: 0 },
+        ),
+        ("twice", Payload { schema: 1, skills: twice, graph: Graph::new(), counters: [0; 16], queries: 0 }),
+        ("stray", Payload { schema: 1, skills: skills.clone(), graph: stray, counters: [0; 16], queries: 0 }),
+        (
+            "dependency",
+            Payload { schema: 1, skills: skills.clone(), graph: dependency, counters: [0; 16], queries: 0 },
+        ),
+        ("heavy", Payload { schema: 1, skills: skills.clone(), graph: heavy, counters: [0; 16], queries: 0 }),
+        (
+            "invalid",
+            Payload { schema: 1, skills: invalid, graph: Graph::new(), counters: [0; 16], queries: 0 },
+        ),
+    ];
+    let (mut fresh, _) = populated(&clock);
+    let before: Vec<_> = fresh.iter().cloned().collect();
+    for (name, payload) in cases {
+        let path = dir.path().join(format!("{name}.snap"));
+        maxim_core::codec::save(&path, cerebellum::SNAPSHOT_KIND, &payload).unwrap();
+        let err = fresh.load(&path).expect_err(name);
+        assert!(
+            matches!(
+                err,
+                cerebellum::Error::Core(
+                    maxim_core::Error::Corrupt { .. } | maxim_core::Error::UnsupportedVersion { .. }
+                )
+            ),
+            "{name}: {err}"
+        );
+        assert_eq!(fresh.iter().cloned().collect::<Vec<_>>(), before, "{name}: nothing changes");
+    }
+}
