@@ -1285,6 +1285,7 @@ impl Cerebellum {
     ///
     /// Errors (nothing changes): an unknown id, a blank `by`, a skill retired already.
     pub fn retire(&mut self, id: RecordId, by: &str) -> Result<()> {
+        let _s = tracing::debug_span!("cerebellum_retire", %id).entered();
         check_text("retired by", by, false)?;
         let skill = self.state.get(id).ok_or_else(|| Error::not_found(id))?;
         if skill.is_retired() {
@@ -1328,6 +1329,7 @@ impl Cerebellum {
     ///
     /// Errors (nothing changes): an unknown id; `from == to`.
     pub fn link_sequence(&mut self, from: RecordId, to: RecordId) -> Result<f64> {
+        let _s = tracing::debug_span!("cerebellum_link_sequence", %from, %to).entered();
         for id in [from, to] {
             if self.state.get(id).is_none() {
                 return Err(Error::not_found(id));
@@ -1345,6 +1347,7 @@ impl Cerebellum {
 
     /// The skill `id`, recording an access. Errors: an unknown id.
     pub fn get_touching(&mut self, id: RecordId) -> Result<&Skill> {
+        let _s = tracing::debug_span!("cerebellum_get", %id).entered();
         if self.state.get(id).is_none() {
             return Err(Error::not_found(id));
         }
@@ -1355,6 +1358,7 @@ impl Cerebellum {
 
     /// Records an access to each of `ids` that is held; returns how many.
     pub fn touch_ids(&mut self, ids: &[RecordId]) -> usize {
+        let _s = tracing::debug_span!("cerebellum_touch", n_ids = ids.len()).entered();
         let held: Vec<RecordId> = ids.iter().copied().filter(|&id| self.state.get(id).is_some()).collect();
         let n = held.len();
         if n > 0 {
@@ -1377,6 +1381,7 @@ impl Cerebellum {
     /// Skills matching `filter`, most recently used first (then by id), at most `limit`.
     /// Records no access.
     pub fn recall_skills(&self, filter: &SkillFilter, limit: usize) -> Vec<&Skill> {
+        let _s = tracing::debug_span!("cerebellum_recall", limit).entered();
         self.queries.fetch_add(1, Ordering::Relaxed);
         if limit == 0 {
             return Vec::new();
@@ -1408,6 +1413,7 @@ impl Cerebellum {
         limit: usize,
         params: &ActivationParams,
     ) -> Vec<(&Skill, f64)> {
+        let _s = tracing::debug_span!("cerebellum_recall_associated", n_seeds = seeds.len(), limit).entered();
         self.queries.fetch_add(1, Ordering::Relaxed);
         if limit == 0 {
             return Vec::new();
