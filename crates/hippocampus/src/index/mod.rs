@@ -24,7 +24,7 @@
 //! capture, and at most the smaller of the two costs per query. The number of names an
 //! episode may carry is bounded too ([`MAX_NAMES`](crate::episode::MAX_NAMES)).
 //!
-//! The keys themselves ([`IndexKey`], [`KeyKind`], [`IndexedKeys`]) are in [`key`].
+//! The keys themselves ([`IndexKey`], [`KeyKind`], [`IndexedKeys`]) are in a `key` submodule.
 
 use maxim_core::RecordId;
 use rustc_hash::FxHashMap;
