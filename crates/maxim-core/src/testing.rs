@@ -138,7 +138,7 @@ pub fn duplicate_ids_are_refused<F: ContractFixture>(f: &F) {
         counter.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }));
-    let err = layer.store(record).err().expect("contract: storing an id twice is an error");
+    let err = layer.store(record).expect_err("contract: storing an id twice is an error");
     assert!(
         matches!(err.into(), Error::Duplicate { id: got } if got == id),
         "contract: storing an id twice is Error::Duplicate"
