@@ -42,7 +42,7 @@ impl MemoryLayer for Cerebellum {
     }
 
     fn get(&mut self, id: RecordId) -> Result<&Skill> {
-        self.get_touching(id)
+        Cerebellum::get(self, id)
     }
 
     fn peek(&self, id: RecordId) -> Option<&Skill> {
@@ -128,6 +128,6 @@ impl MemoryLayer for Cerebellum {
     }
 
     fn touch(&mut self, ids: &[RecordId]) -> usize {
-        self.touch_ids(ids)
+        Cerebellum::touch(self, ids)
     }
 }

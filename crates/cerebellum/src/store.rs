@@ -1346,7 +1346,7 @@ impl Cerebellum {
     }
 
     /// The skill `id`, recording an access. Errors: an unknown id.
-    pub fn get_touching(&mut self, id: RecordId) -> Result<&Skill> {
+    pub fn get(&mut self, id: RecordId) -> Result<&Skill> {
         let _s = tracing::debug_span!("cerebellum_get", %id).entered();
         if self.state.get(id).is_none() {
             return Err(Error::not_found(id));
@@ -1357,7 +1357,7 @@ impl Cerebellum {
     }
 
     /// Records an access to each of `ids` that is held; returns how many.
-    pub fn touch_ids(&mut self, ids: &[RecordId]) -> usize {
+    pub fn touch(&mut self, ids: &[RecordId]) -> usize {
         let _s = tracing::debug_span!("cerebellum_touch", n_ids = ids.len()).entered();
         let held: Vec<RecordId> = ids.iter().copied().filter(|&id| self.state.get(id).is_some()).collect();
         let n = held.len();

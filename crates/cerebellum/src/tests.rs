@@ -435,7 +435,7 @@ fn the_compact_score_is_the_core_final_score() {
     cb.record_use(a, true).unwrap();
     clock.advance(Duration::from_secs(5_000));
     cb.record_use(b, false).unwrap();
-    cb.touch_ids(&[a]);
+    cb.touch(&[a]);
     clock.advance(days(3));
     let now = clock.now();
     for plan in cb.candidates(&task(), 10).unwrap() {
