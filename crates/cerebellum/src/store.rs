@@ -742,7 +742,7 @@ impl State {
                 self.counters.skills_stored += 1;
                 self.counters.distilled += u64::from(distilled);
             }
-            Op::Reinforce { id, run, source, trust, facts, checks, at, status } => {
+            Op::Reinforce { id, run, source, trust, facts, checks, at, status, retirement } => {
                 let Some(skill) = self.get_mut(id) else { return };
                 skill.preconditions = sorted_intersection(&skill.preconditions, &facts);
                 for c in checks {
@@ -773,7 +773,7 @@ impl State {
                 }
                 let _ = skill.meta.trace.reinforce(at, trace);
                 self.counters.reinforced += 1;
-                self.record_outcome(id, true, at, status, None);
+                self.record_outcome(id, true, at, status, retirement);
                 self.refresh_id(id);
             }
             Op::Use { id, success, at, status, retirement } => {
@@ -900,6 +900,7 @@ pub(crate) enum Op {
         checks: Vec<String>,
         at: Timestamp,
         status: SkillStatus,
+        retirement: Option<Retirement>,
     },
     /// The outcome of a use.
     Use { id: RecordId, success: bool, at: Timestamp, status: SkillStatus, retirement: Option<Retirement> },
@@ -1074,8 +1075,8 @@ impl Cerebellum {
             if skill.origins.len() >= MAX_ORIGINS && !skill.came_from(&trace.source) {
                 return Ok(Distilled::Skipped(Skip::OriginsFull { id }));
             }
+            // A success can still retire: the window may hold too many failures before it.
             let (status, retirement) = self.transition(skill, true, now);
-            debug_assert!(retirement.is_none(), "a success never retires");
             self.apply(Op::Reinforce {
                 id,
                 run: trace.run.clone(),
@@ -1085,6 +1086,7 @@ impl Cerebellum {
                 checks,
                 at: now,
                 status,
+                retirement,
             });
             return Ok(Distilled::Reinforced(id));
         }

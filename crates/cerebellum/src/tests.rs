@@ -445,3 +445,21 @@ fn the_compact_score_is_the_core_final_score() {
         assert_eq!(plan.score.to_bits(), expected.to_bits());
     }
 }
+
+#[test]
+fn a_success_retires_when_the_window_still_holds_too_many_failures() {
+    let (_c, mut cb) = store();
+    let id = distil_new(&mut cb, &reads());
+    for _ in 0..4 {
+        cb.record_use(id, false).unwrap();
+    }
+    // Five uses, one success: 0.2 < 0.5. The same holds for a reinforcing distillation.
+    let again = cb.distil(&run("r2", Source::ToolResult, 0.8, &reads()), &ok()).unwrap();
+    assert_eq!(again, Distilled::Reinforced(id));
+    let skill = cb.skill(id).unwrap();
+    assert!(skill.is_retired());
+    assert!(matches!(
+        skill.retirement.as_ref().unwrap().reason,
+        RetireReason::LowSuccessRate { window: 5, .. }
+    ));
+}
