@@ -100,3 +100,94 @@ proptest! {
         }
     }
 }
+
+#[derive(Debug, Clone)]
+enum Event {
+    Distil { goal: u8, tools: Vec<u8>, facts: Vec<u8>, trust: u8 },
+    Use { pick: usize, success: bool },
+    Touch { pick: usize },
+    Revoke { source: u8 },
+    Advance { hours: u16 },
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        4 => (0..3u8, proptest::collection::vec(0..5u8, 1..4), proptest::collection::vec(0..5u8, 0..3), 0..4u8)
+            .prop_map(|(goal, tools, facts, trust)| Event::Distil { goal, tools, facts, trust }),
+        4 => (any::<usize>(), any::<bool>()).prop_map(|(pick, success)| Event::Use { pick, success }),
+        1 => any::<usize>().prop_map(|pick| Event::Touch { pick }),
+        1 => (0..4u8).prop_map(|source| Event::Revoke { source }),
+        2 => (0..2000u16).prop_map(|hours| Event::Advance { hours }),
+    ]
+}
+
+proptest! {
+    /// `candidates` against a naive model: every skill of the goal that is not retired and
+    /// whose preconditions the task holds, scored by the core's `final_score`, sorted, cut.
+    #[test]
+    fn candidates_follow_the_naive_ranking(
+        events in proptest::collection::vec(event(), 1..80),
+        task_facts in proptest::collection::vec(0..5u8, 0..5),
+        limit in 0..6usize,
+    ) {
+        let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+        let mut cb = Cerebellum::builder().clock(clock.shared()).id_seed(2).build().unwrap();
+        let mut ids = Vec::new();
+        for (n, e) in events.into_iter().enumerate() {
+            match e {
+                Event::Distil { goal, tools, facts, trust } => {
+                    let mut run = RunTrace::new(
+                        format!("r{n}"),
+                        format!("goal {goal}"),
+                        Source::Other(format!("source {trust}")),
+                        0.25 + f64::from(trust) * 0.25,
+                    )
+                    .facts(facts.iter().map(|f| format!("fact {f}")));
+                    for t in tools {
+                        run = run.call(Step::read(format!("tool{t}"), "target"));
+                    }
+                    if let Some(id) = cb.distil(&run, &Outcome::verified(["ok"])).unwrap().id() {
+                        if !ids.contains(&id) {
+                            ids.push(id);
+                        }
+                    }
+                }
+                Event::Use { pick, success } if !ids.is_empty() => {
+                    let id = ids[pick % ids.len()];
+                    let _ = cb.record_use(id, success);
+                }
+                Event::Touch { pick } if !ids.is_empty() => {
+                    cb.touch(&[ids[pick % ids.len()]]);
+                }
+                Event::Revoke { source } => {
+                    cb.revoke_source(&Source::Other(format!("source {source}")));
+                }
+                Event::Advance { hours } => clock.advance(std::time::Duration::from_secs(u64::from(hours) * 3600)),
+                _ => {}
+            }
+        }
+        let facts: Vec<String> = task_facts.iter().map(|f| format!("fact {f}")).collect();
+        let now = clock.now();
+        let rank = cb.config().rank;
+        for goal in 0..3u8 {
+            let task = cerebellum::Task::new(format!("goal {goal}"), facts.clone());
+            let got: Vec<_> =
+                cb.candidates(&task, limit).unwrap().iter().map(|p| (p.skill.meta.id, p.score.to_bits())).collect();
+            let mut normalised = cerebellum::normalise_facts(facts.iter().map(String::as_str)).unwrap();
+            normalised.dedup();
+            let mut expected: Vec<_> = ids
+                .iter()
+                .filter_map(|&id| cb.skill(id))
+                .filter(|s| s.name == format!("goal {goal}") && !s.is_retired() && s.applies_to(&normalised))
+                .map(|s| {
+                    let score = maxim_core::rank::final_score(s.success_rate(), &s.meta, now, false, &rank).unwrap();
+                    (s.meta.id, score)
+                })
+                .collect();
+            expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            expected.truncate(limit);
+            let expected: Vec<_> = expected.into_iter().map(|(id, s)| (id, s.to_bits())).collect();
+            prop_assert_eq!(got, expected);
+        }
+    }
+}
