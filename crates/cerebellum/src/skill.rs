@@ -369,6 +369,13 @@ impl Skill {
             return Err(Error::invalid("uses", "successes and failures do not add up to uses"));
         }
         self.outcomes.validate()?;
+        let (window_successes, window_len) = self.outcomes.latest(MAX_WINDOW);
+        if window_len > self.uses
+            || window_successes > self.successes
+            || window_len - window_successes > self.failures
+        {
+            return Err(Error::invalid("outcomes", "the window holds more outcomes than the counts"));
+        }
         if let Some(c) = &self.confirmation {
             if !self.writes() {
                 return Err(Error::invalid("confirmation", "a skill without a write step needs none"));
@@ -638,6 +645,9 @@ mod tests {
         let mut bad = good.clone();
         bad.steps = vec![Step::read("t", ""); MAX_STEPS + 1];
         assert!(bad.validate().is_err());
+        let mut bad = good.clone();
+        bad.outcomes.push(true);
+        assert!(bad.validate().is_err(), "a window outcome without a use");
         let mut bad = good.clone();
         bad.origins.clear();
         assert!(bad.validate().is_err());
