@@ -74,7 +74,7 @@ impl MemoryLayer for Cerebellum {
     }
 
     fn consolidate(&mut self) -> Result<ConsolidationReport> {
-        Ok(self.consolidate_now())
+        self.consolidate_now()
     }
 
     fn on_capture(&mut self, callback: CaptureCallback<Skill>) {

@@ -62,7 +62,7 @@
 //! assert!(cb.authorise(good).is_ok());
 //!
 //! // The source turns out hostile: everything from it is retired and reported.
-//! let report = cb.revoke_source(&Source::web("paste.example")?);
+//! let report = cb.revoke_source(&Source::web("paste.example")?)?;
 //! assert_eq!(report.retired, [bad]);
 //! assert_eq!(cb.candidates(&task, 10)?.len(), 1);
 //! # Ok::<(), cerebellum::Error>(())
@@ -77,6 +77,7 @@
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod journal;
 pub mod lab;
 pub mod layer;
 pub mod persist;

@@ -49,6 +49,7 @@ pub const SCHEMA_VERSION: u16 = 1;
 #[derive(Serialize)]
 struct SnapshotOut<'a> {
     schema: u16,
+    journal_seq: u64,
     skills: Vec<&'a Skill>,
     graph: &'a Graph,
     counters: &'a Counters,
@@ -58,6 +59,7 @@ struct SnapshotOut<'a> {
 #[derive(Deserialize)]
 struct SnapshotIn {
     schema: u16,
+    journal_seq: u64,
     skills: Vec<Skill>,
     graph: Graph,
     counters: Counters,
@@ -82,13 +84,21 @@ impl Cerebellum {
     /// [`allow_overwrite`](Self::allow_overwrite); otherwise
     /// [`maxim_core::Error::OverwriteRefused`] and nothing is written.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
         let _s = tracing::debug_span!("cerebellum_save", n_skills = self.state.len()).entered();
+        let seq =
+            self.journal.as_ref().map_or(self.loaded_journal_seq, maxim_core::journal::StoreDir::last_seq);
+        self.save_recording(path.as_ref(), seq)
+    }
+
+    /// Saves to `path` under the ownership guard, recording `journal_seq` as the last
+    /// journaled operation the snapshot holds.
+    pub(crate) fn save_recording(&self, path: &Path, journal_seq: u64) -> Result<()> {
         self.claims.check_writable(path)?;
         let mut skills: Vec<&Skill> = self.state.iter().collect();
         skills.sort_unstable_by_key(|s| s.meta.id);
         let snapshot = SnapshotOut {
             schema: SCHEMA_VERSION,
+            journal_seq,
             skills,
             graph: &self.state.graph,
             counters: &self.state.counters,
@@ -117,8 +127,9 @@ impl Cerebellum {
         let path = path.as_ref();
         let _s = tracing::debug_span!("cerebellum_load").entered();
         let snapshot: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
+        let journal_seq = snapshot.journal_seq;
         let (state, queries) = rebuild(path, snapshot)?;
-        self.install(state, queries);
+        self.install(state, queries, journal_seq);
         self.claims.claim(path);
         Ok(())
     }
@@ -140,14 +151,16 @@ impl Cerebellum {
             }
             _ => (path.to_path_buf(), LoadOutcome::Loaded),
         };
+        let journal_seq = snapshot.journal_seq;
         let (state, queries) = rebuild(&source, snapshot)?;
-        self.install(state, queries);
+        self.install(state, queries, journal_seq);
         // The main file was read, or was rejected and moved aside for the backup.
         self.claims.claim(path);
         Ok(outcome)
     }
 
-    fn install(&mut self, state: State, queries: u64) {
+    fn install(&mut self, state: State, queries: u64, journal_seq: u64) {
+        self.loaded_journal_seq = journal_seq;
         for skill in state.iter() {
             self.ids.observe(skill.id());
         }

@@ -55,6 +55,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use maxim_core::graph::{ActivationParams, EdgeKind, Graph};
+use maxim_core::journal::{StoreDir, SyncPolicy};
 use maxim_core::layer::Callbacks;
 use maxim_core::rank::RankConfig;
 use maxim_core::trace::TraceParams;
@@ -181,6 +182,7 @@ pub struct CerebellumBuilder {
     config: CerebellumConfig,
     clock: Option<SharedClock>,
     id_seed: Option<u64>,
+    sync_policy: SyncPolicy,
 }
 
 impl CerebellumBuilder {
@@ -202,7 +204,14 @@ impl CerebellumBuilder {
         self
     }
 
-    /// The store, empty. Errors: invalid settings.
+    /// When [`open`](Self::open) makes journaled writes durable (default
+    /// [`SyncPolicy::default`]: group commit once a second).
+    pub fn sync_policy(&mut self, policy: SyncPolicy) -> &mut Self {
+        self.sync_policy = policy;
+        self
+    }
+
+    /// The store, empty, in memory. Errors: invalid settings.
     pub fn build(&self) -> Result<Cerebellum> {
         self.config.validate()?;
         Ok(Cerebellum {
@@ -213,7 +222,18 @@ impl CerebellumBuilder {
             callbacks: Callbacks::new(LAYER_NAME),
             queries: AtomicU64::new(0),
             claims: maxim_core::ownership::FileClaims::new(),
+            journal: None,
+            loaded_journal_seq: 0,
         })
+    }
+
+    /// The store opened on the directory `dir` (created if missing): the snapshot
+    /// `cerebellum.snap` (or its backup) loaded and the journal replayed, every later write
+    /// journaled before it returns (see [`Cerebellum::checkpoint`]). Errors: the settings,
+    /// another open store holding the directory ([`maxim_core::Error::Locked`]), or damage
+    /// that the snapshot's backup does not cover.
+    pub fn open(&self, dir: impl AsRef<std::path::Path>) -> Result<Cerebellum> {
+        self.build()?.open_dir(dir.as_ref(), self.sync_policy)
     }
 }
 
@@ -222,6 +242,7 @@ impl std::fmt::Debug for CerebellumBuilder {
         f.debug_struct("CerebellumBuilder")
             .field("config", &self.config)
             .field("id_seed", &self.id_seed)
+            .field("sync_policy", &self.sync_policy)
             .finish_non_exhaustive()
     }
 }
@@ -926,6 +947,10 @@ pub struct Cerebellum {
     pub(crate) callbacks: Callbacks<Skill>,
     pub(crate) queries: AtomicU64,
     pub(crate) claims: maxim_core::ownership::FileClaims,
+    /// The directory's journal, when the store is open on one.
+    pub(crate) journal: Option<StoreDir<Op>>,
+    /// The journal sequence number the loaded snapshot recorded.
+    pub(crate) loaded_journal_seq: u64,
 }
 
 impl std::fmt::Debug for Cerebellum {
@@ -998,7 +1023,7 @@ impl Cerebellum {
         }
         let links = self.state.associations(id, &skill.steps, &self.config);
         self.ids.observe(id);
-        self.apply(Op::Insert { skill: Box::new(skill), links, distilled: false });
+        self.commit(Op::Insert { skill: Box::new(skill), links, distilled: false })?;
         self.fire_capture(id);
         Ok(id)
     }
@@ -1077,7 +1102,7 @@ impl Cerebellum {
             }
             // A success can still retire: the window may hold too many failures before it.
             let (status, retirement) = self.transition(skill, true, now);
-            self.apply(Op::Reinforce {
+            self.commit(Op::Reinforce {
                 id,
                 run: trace.run.clone(),
                 source: trace.source.clone(),
@@ -1087,7 +1112,7 @@ impl Cerebellum {
                 at: now,
                 status,
                 retirement,
-            });
+            })?;
             return Ok(Distilled::Reinforced(id));
         }
         let id = self.ids.next_id(now);
@@ -1116,7 +1141,7 @@ impl Cerebellum {
         };
         skill.validate()?;
         let links = self.state.associations(id, &skill.steps, &self.config);
-        self.apply(Op::Insert { skill: Box::new(skill), links, distilled: true });
+        self.commit(Op::Insert { skill: Box::new(skill), links, distilled: true })?;
         self.fire_capture(id);
         Ok(Distilled::Created(id))
     }
@@ -1222,7 +1247,7 @@ impl Cerebellum {
         let previous = skill.status;
         let now = self.clock.now();
         let (status, retirement) = self.transition(skill, success, now);
-        self.apply(Op::Use { id, success, at: now, status, retirement });
+        self.commit(Op::Use { id, success, at: now, status, retirement })?;
         Ok(UseOutcome { previous, status })
     }
 
@@ -1279,7 +1304,7 @@ impl Cerebellum {
             other => other,
         };
         let at = self.clock.now();
-        self.apply(Op::Confirm { id, by: by.trim().to_owned(), at, status });
+        self.commit(Op::Confirm { id, by: by.trim().to_owned(), at, status })?;
         Ok(status)
     }
 
@@ -1294,19 +1319,20 @@ impl Cerebellum {
             return Err(Error::InvalidStatus { id, status: skill.status, action: "retire" });
         }
         let at = self.clock.now();
-        self.apply(Op::Retire {
+        self.commit(Op::Retire {
             ids: vec![id],
             at,
             reason: RetireReason::Manual { by: by.trim().to_owned() },
-        });
+        })?;
         Ok(())
     }
 
     /// Retires, at once, every skill with an origin from `source` (distilled from it, or
     /// reinforced by it), and reports them all, including those retired before (seed 004:
     /// when a source turns out to be hostile, find what else came from it). To revoke a
-    /// single run, give each run its own source.
-    pub fn revoke_source(&mut self, source: &Source) -> RevocationReport {
+    /// single run, give each run its own source. Errors: only the journal's, when the store
+    /// is open on a directory (nothing changes then).
+    pub fn revoke_source(&mut self, source: &Source) -> Result<RevocationReport> {
         let _s = tracing::debug_span!("cerebellum_revoke_source").entered();
         let mut retired = Vec::new();
         let mut already_retired = Vec::new();
@@ -1317,12 +1343,12 @@ impl Cerebellum {
         already_retired.sort_unstable();
         let at = self.clock.now();
         tracing::info!(source = %source, n_retired = retired.len(), n_already = already_retired.len(), "source revoked");
-        self.apply(Op::Retire {
+        self.commit(Op::Retire {
             ids: retired.clone(),
             at,
             reason: RetireReason::Revoked { source: source.clone() },
-        });
-        RevocationReport { source: source.clone(), retired, already_retired }
+        })?;
+        Ok(RevocationReport { source: source.clone(), retired, already_retired })
     }
 
     /// Records that skill `to` followed skill `from` in one piece of work: the CAUSES edge
@@ -1343,7 +1369,7 @@ impl Cerebellum {
         let current =
             self.state.graph.associated(from, &[EdgeKind::Causes]).into_iter().find(|(t, _)| *t == to);
         let weight = current.map_or(0.5, |(_, w)| (w + 0.1).min(1.0));
-        self.apply(Op::Link { from, to, weight });
+        self.commit(Op::Link { from, to, weight })?;
         Ok(weight)
     }
 
@@ -1354,7 +1380,7 @@ impl Cerebellum {
             return Err(Error::not_found(id));
         }
         let at = self.clock.now();
-        self.apply(Op::Touch { ids: vec![id], at });
+        self.apply_unjournaled(Op::Touch { ids: vec![id], at });
         self.state.get(id).ok_or_else(|| Error::not_found(id))
     }
 
@@ -1365,7 +1391,7 @@ impl Cerebellum {
         let n = held.len();
         if n > 0 {
             let at = self.clock.now();
-            self.apply(Op::Touch { ids: held, at });
+            self.apply_unjournaled(Op::Touch { ids: held, at });
         }
         n
     }
@@ -1375,7 +1401,7 @@ impl Cerebellum {
     pub fn remove_skill(&mut self, id: RecordId) -> Result<Skill> {
         let _s = tracing::debug_span!("cerebellum_remove", %id).entered();
         let skill = self.state.get(id).ok_or_else(|| Error::not_found(id))?.clone();
-        self.apply(Op::Remove { ids: vec![id], consolidation: false });
+        self.commit(Op::Remove { ids: vec![id], consolidation: false })?;
         self.callbacks.fire_delete(id);
         Ok(skill)
     }
@@ -1431,8 +1457,9 @@ impl Cerebellum {
     /// One maintenance pass: forgets unpromoted skills whose memory score fell below
     /// [`forget_below`](CerebellumConfig::forget_below), and retired skills retired longer
     /// than [`retired_retention`](CerebellumConfig::retired_retention) ago. Active skills are
-    /// long-term and kept. The deletion callbacks run for each removed skill.
-    pub fn consolidate_now(&mut self) -> maxim_core::layer::ConsolidationReport {
+    /// long-term and kept. The deletion callbacks run for each removed skill. Errors: only
+    /// the journal's, when the store is open on a directory (nothing changes then).
+    pub fn consolidate_now(&mut self) -> Result<maxim_core::layer::ConsolidationReport> {
         let _s = tracing::debug_span!("cerebellum_consolidate", n_skills = self.state.len()).entered();
         let now = self.clock.now();
         let cfg = &self.config;
@@ -1454,11 +1481,11 @@ impl Cerebellum {
         doomed.sort_unstable();
         let removed = doomed.len();
         let preserved = self.state.len() - removed;
-        self.apply(Op::Remove { ids: doomed.clone(), consolidation: true });
+        self.commit(Op::Remove { ids: doomed.clone(), consolidation: true })?;
         for id in doomed {
             self.callbacks.fire_delete(id);
         }
-        maxim_core::layer::ConsolidationReport { promoted: 0, compressed: 0, removed, preserved }
+        Ok(maxim_core::layer::ConsolidationReport { promoted: 0, compressed: 0, removed, preserved })
     }
 
     /// Number of skills held.
@@ -1470,7 +1497,19 @@ impl Cerebellum {
         self.queries.load(Ordering::Relaxed)
     }
 
-    fn apply(&mut self, op: Op) {
+    /// Journals `op` when the store is open on a directory, then applies it. Only the
+    /// journal can fail, and then nothing changes.
+    fn commit(&mut self, op: Op) -> Result<()> {
+        if let Some(journal) = &mut self.journal {
+            journal.append(&op)?;
+        }
+        self.state.apply(op, &self.config.rank.trace);
+        Ok(())
+    }
+
+    /// Applies `op` without journaling it: access bookkeeping, which reaches the disk with
+    /// the next save or checkpoint.
+    fn apply_unjournaled(&mut self, op: Op) {
         self.state.apply(op, &self.config.rank.trace);
     }
 

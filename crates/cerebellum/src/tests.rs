@@ -337,7 +337,7 @@ fn revoke_source_retires_and_reports_everything_from_it() {
     let old = cb.distil(&third, &ok()).unwrap().id().unwrap();
     cb.retire(old, "ann").unwrap();
     let clean = cb.distil(&run("r9", Source::ToolResult, 0.8, &[Step::read("ping", "x")]), &ok()).unwrap();
-    let report = cb.revoke_source(&evil);
+    let report = cb.revoke_source(&evil).unwrap();
     let mut expected = vec![own, bad];
     expected.sort_unstable();
     assert_eq!(report.retired, expected);
@@ -355,7 +355,7 @@ fn revoke_source_retires_and_reports_everything_from_it() {
         cb.candidates(&task(), 10).unwrap().iter().map(|p| p.skill.meta.id).collect();
     assert_eq!(offered, [clean.id().unwrap()]);
     // Revoking again retires nothing new and still reports everything.
-    let again = cb.revoke_source(&evil);
+    let again = cb.revoke_source(&evil).unwrap();
     assert!(again.retired.is_empty());
     assert_eq!(again.already_retired.len(), 3);
     assert_eq!(cb.stats().counters["revocations"], 2);
@@ -410,7 +410,7 @@ fn failed_calls_change_nothing() {
     assert!(cb.confirm(unknown, "ann").unwrap_err().is_not_found());
     assert!(cb.retire(unknown, "ann").unwrap_err().is_not_found());
     assert!(cb.authorise(unknown).unwrap_err().is_not_found());
-    assert!(cb.revoke_source(&Source::Other("nobody".into())).retired.is_empty());
+    assert!(cb.revoke_source(&Source::Other("nobody".into())).unwrap().retired.is_empty());
     let mut bad = run("r", Source::ToolResult, f64::NAN, &reads());
     assert!(cb.distil(&bad, &ok()).is_err());
     bad.trust = 0.8;

@@ -383,7 +383,7 @@ pub fn run_lab(cfg: &LabConfig) -> Result<LabReport> {
                     .map(|s| s.origins.iter().map(|o| o.source.clone()).collect())
                     .unwrap_or_default();
                 for source in sources {
-                    record.revocation = Some(store.revoke_source(&source));
+                    record.revocation = Some(store.revoke_source(&source)?);
                 }
             }
             done = verified;

@@ -160,7 +160,7 @@ proptest! {
                     cb.touch(&[ids[pick % ids.len()]]);
                 }
                 Event::Revoke { source } => {
-                    cb.revoke_source(&Source::Other(format!("source {source}")));
+                    cb.revoke_source(&Source::Other(format!("source {source}"))).unwrap();
                 }
                 Event::Advance { hours } => clock.advance(std::time::Duration::from_secs(u64::from(hours) * 3600)),
                 _ => {}

@@ -26,7 +26,7 @@ fn populated(clock: &ManualClock) -> (Cerebellum, Vec<RecordId>) {
     other.calls.truncate(1);
     let c = cb.distil(&other, &ok).unwrap().id().unwrap();
     cb.link_sequence(a, c).unwrap();
-    cb.revoke_source(&Source::Web("evil.example".into()));
+    cb.revoke_source(&Source::Web("evil.example".into())).unwrap();
     (cb, vec![a, b, c])
 }
 
@@ -115,6 +115,7 @@ fn saves_overwrite_only_their_own_files() {
 #[derive(serde::Serialize)]
 struct Payload {
     schema: u16,
+    journal_seq: u64,
     skills: Vec<cerebellum::Skill>,
     graph: maxim_core::graph::Graph,
     counters: [u64; 16],
@@ -128,8 +129,14 @@ fn an_inconsistent_file_is_refused_and_changes_nothing() {
     let (cb, ids) = populated(&clock);
     let skills: Vec<cerebellum::Skill> = ids.iter().map(|&id| cb.skill(id).unwrap().clone()).collect();
     let dir = tempfile::tempdir().unwrap();
-    let good =
-        Payload { schema: 1, skills: skills.clone(), graph: Graph::new(), counters: [0; 16], queries: 0 };
+    let good = Payload {
+        schema: 1,
+        journal_seq: 0,
+        skills: skills.clone(),
+        graph: Graph::new(),
+        counters: [0; 16],
+        queries: 0,
+    };
     let path = dir.path().join("good.snap");
     maxim_core::codec::save(&path, cerebellum::SNAPSHOT_KIND, &good).unwrap();
     let mut target = Cerebellum::builder().clock(clock.shared()).build().unwrap();
@@ -149,18 +156,69 @@ fn an_inconsistent_file_is_refused_and_changes_nothing() {
     let cases = [
         (
             "future",
-            Payload { schema: 2, skills: skills.clone(), graph: Graph::new(), counters: [0; 16], queries: 0 },
+            Payload {
+                schema: 2,
+                journal_seq: 0,
+                skills: skills.clone(),
+                graph: Graph::new(),
+                counters: [0; 16],
+                queries: 0,
+            },
         ),
-        ("twice", Payload { schema: 1, skills: twice, graph: Graph::new(), counters: [0; 16], queries: 0 }),
-        ("stray", Payload { schema: 1, skills: skills.clone(), graph: stray, counters: [0; 16], queries: 0 }),
+        (
+            "twice",
+            Payload {
+                schema: 1,
+                journal_seq: 0,
+                skills: twice,
+                graph: Graph::new(),
+                counters: [0; 16],
+                queries: 0,
+            },
+        ),
+        (
+            "stray",
+            Payload {
+                schema: 1,
+                journal_seq: 0,
+                skills: skills.clone(),
+                graph: stray,
+                counters: [0; 16],
+                queries: 0,
+            },
+        ),
         (
             "dependency",
-            Payload { schema: 1, skills: skills.clone(), graph: dependency, counters: [0; 16], queries: 0 },
+            Payload {
+                schema: 1,
+                journal_seq: 0,
+                skills: skills.clone(),
+                graph: dependency,
+                counters: [0; 16],
+                queries: 0,
+            },
         ),
-        ("heavy", Payload { schema: 1, skills: skills.clone(), graph: heavy, counters: [0; 16], queries: 0 }),
+        (
+            "heavy",
+            Payload {
+                schema: 1,
+                journal_seq: 0,
+                skills: skills.clone(),
+                graph: heavy,
+                counters: [0; 16],
+                queries: 0,
+            },
+        ),
         (
             "invalid",
-            Payload { schema: 1, skills: invalid, graph: Graph::new(), counters: [0; 16], queries: 0 },
+            Payload {
+                schema: 1,
+                journal_seq: 0,
+                skills: invalid,
+                graph: Graph::new(),
+                counters: [0; 16],
+                queries: 0,
+            },
         ),
     ];
     let (mut fresh, _) = populated(&clock);
