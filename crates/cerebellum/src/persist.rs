@@ -122,7 +122,10 @@ impl Cerebellum {
 
     /// Replaces the layer's contents with the snapshot at `path`. A missing, unreadable,
     /// corrupt or inconsistent file is an error and changes nothing (a file the codec
-    /// rejects is moved aside, see [`maxim_core::codec::load`]).
+    /// rejects is moved aside, see [`maxim_core::codec::load`]). On a store open on a
+    /// directory the load ends with a [`checkpoint`](Self::checkpoint), so the directory
+    /// holds the loaded contents; an error of that checkpoint is returned with the contents
+    /// already loaded.
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("cerebellum_load").entered();
@@ -131,11 +134,13 @@ impl Cerebellum {
         let (state, queries) = rebuild(path, snapshot)?;
         self.install(state, queries, journal_seq);
         self.claims.claim(path);
-        Ok(())
+        self.checkpoint_if_journaled()
     }
 
     /// Loads `path`, or its backup when `path` is missing or rejected; when neither exists
-    /// the layer stays as it is and the outcome says [`LoadOutcome::Missing`].
+    /// the layer stays as it is and the outcome says [`LoadOutcome::Missing`]. On a store
+    /// open on a directory a successful load ends with a checkpoint, as [`load`](Self::load)
+    /// does.
     pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("cerebellum_load_with_recovery").entered();
@@ -156,7 +161,14 @@ impl Cerebellum {
         self.install(state, queries, journal_seq);
         // The main file was read, or was rejected and moved aside for the backup.
         self.claims.claim(path);
+        self.checkpoint_if_journaled()?;
         Ok(outcome)
+    }
+
+    /// After a load into a store open on a directory: the journal continues the snapshot it
+    /// was opened with, so the loaded contents are made the directory's snapshot.
+    fn checkpoint_if_journaled(&mut self) -> Result<()> {
+        if self.is_journaled() { self.checkpoint() } else { Ok(()) }
     }
 
     fn install(&mut self, state: State, queries: u64, journal_seq: u64) {

@@ -158,3 +158,32 @@ fn one_directory_one_store_and_memory_stores_cannot_checkpoint() {
     assert!(!memory.is_journaled());
     assert!(memory.checkpoint().is_err());
 }
+
+#[test]
+fn loading_into_an_open_store_makes_the_directory_hold_the_loaded_contents() {
+    let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut other = Cerebellum::builder().clock(clock.shared()).id_seed(9).build().unwrap();
+    let ok = Outcome::verified(["ok"]);
+    let x = other
+        .distil(&run("o1", "make tea", Source::UserStated, 1.0, &[Step::write("boil", "kettle")]), &ok)
+        .unwrap();
+    let snap = elsewhere.path().join("other.snap");
+    other.save(&snap).unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut cb = open(&clock, dir.path());
+    let y = cb
+        .distil(&run("r1", "make coffee", Source::UserStated, 1.0, &[Step::write("grind", "beans")]), &ok)
+        .unwrap();
+    cb.load(&snap).unwrap();
+    let z = cb
+        .distil(&run("r2", "make soup", Source::UserStated, 1.0, &[Step::write("stir", "pot")]), &ok)
+        .unwrap();
+    drop(cb);
+    let back = open(&clock, dir.path());
+    assert!(back.skill(x.id().unwrap()).is_some());
+    assert!(back.skill(y.id().unwrap()).is_none(), "the load replaced it");
+    assert!(back.skill(z.id().unwrap()).is_some());
+    assert_eq!(back.len(), 2);
+}
