@@ -76,16 +76,19 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod config;
 pub mod error;
 pub mod journal;
 pub mod lab;
 pub mod layer;
 pub mod persist;
 pub mod skill;
+mod state;
 pub mod store;
 #[cfg(test)]
 mod tests;
 
+pub use config::{CerebellumBuilder, CerebellumConfig};
 pub use error::{Error, Result};
 pub use maxim_core;
 pub use persist::{SCHEMA_VERSION, SNAPSHOT_KIND};
@@ -95,6 +98,6 @@ pub use skill::{
     normalise_facts,
 };
 pub use store::{
-    Cerebellum, CerebellumBuilder, CerebellumConfig, Distilled, LAYER_NAME, Outcome, Plan, RevocationReport,
-    RunTrace, SkillFilter, Skip, Task, UseOutcome,
+    Cerebellum, Distilled, LAYER_NAME, Outcome, Plan, RevocationReport, RunTrace, SkillFilter, Skip, Task,
+    UseOutcome,
 };

@@ -38,7 +38,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::skill::Skill;
-use crate::store::{Cerebellum, Counters, State};
+use crate::state::{Counters, State};
+use crate::store::Cerebellum;
 
 /// The snapshot kind of the procedural layer.
 pub const SNAPSHOT_KIND: &str = "cerebellum";

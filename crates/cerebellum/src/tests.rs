@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use maxim_core::{ManualClock, MemoryLayer, MemoryRecord, RecordId, Source, Timestamp, days};
 
+use crate::config::CerebellumConfig;
 use crate::skill::{Authorisation, Refusal, RetireReason, SkillStatus, Step};
-use crate::store::{Cerebellum, CerebellumConfig, Distilled, Outcome, RunTrace, Skip, Task};
+use crate::store::{Cerebellum, Distilled, Outcome, RunTrace, Skip, Task};
 use crate::{Error, MAX_ORIGINS};
 
 const T0: Timestamp = Timestamp::from_secs(1_700_000_000);

@@ -45,9 +45,10 @@ use std::time::Duration;
 
 use maxim_core::{ManualClock, RecordId, Source, SplitMix64, Timestamp};
 
+use crate::config::CerebellumConfig;
 use crate::error::Result;
 use crate::skill::{Authorisation, SkillStatus, Step};
-use crate::store::{Cerebellum, CerebellumConfig, Distilled, Outcome, RevocationReport, RunTrace, Task};
+use crate::store::{Cerebellum, Distilled, Outcome, RevocationReport, RunTrace, Task};
 
 #[cfg(feature = "plotters")]
 pub mod chart;
