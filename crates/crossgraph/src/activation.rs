@@ -415,9 +415,8 @@ impl Walk<'_, '_> {
                             self.expand(record, dense, a, |t, node, na| {
                                 let node = match reached.map.get(&t) {
                                     Some(&q) if na <= reached.values[q as usize] => return,
-                                    Some(_) => node,
                                     None if node == UNKNOWN => self.state.node(t).unwrap_or(NONE),
-                                    None => node,
+                                    _ => node,
                                 };
                                 out.push((t, node, na));
                             });
