@@ -1,1 +1,9 @@
-//! Integration tests of `crossgraph`.
+//! Integration tests of the cross-layer graph: one binary, one module per concern.
+
+mod bad_input;
+mod common;
+mod edges;
+mod example;
+mod model;
+mod persistence;
+mod workload;
