@@ -30,10 +30,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::names::{name_key, name_key_into};
 use maxim_core::embed::{Embedder, HashEmbedder, VectorIndex};
 use maxim_core::graph::{ActivationParams, Graph};
 use maxim_core::layer::Callbacks;
-use maxim_core::text::{name_key, name_key_into};
 use maxim_core::value::Value;
 use maxim_core::{
     ConceptProvenance, ConceptSpec, IdGenerator, LayerKind, MemoryRecord, RecordId, SharedClock, Source,
@@ -60,7 +60,7 @@ pub struct AtlConfig {
     /// Most concepts held; storing one more evicts the lowest-ranked (default 10,000; see
     /// [Eviction at capacity](crate::consolidate#eviction-at-capacity)).
     pub max_concepts: usize,
-    /// Names scoring at least this by [`name_similarity`](maxim_core::text::name_similarity)
+    /// Names scoring at least this by [`name_similarity`](crate::names::name_similarity)
     /// denote the same concept, in `(0, 1]` (default 0.8; 1.0 merges only equal word sets).
     pub name_similarity_threshold: f64,
     /// Consolidation removes concepts scoring below this (default 0.2).

@@ -35,7 +35,7 @@
 //! ```
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use maxim_core::codec::{self, Recovery};
 use maxim_core::embed::VectorIndex;

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeSet;
 
+use atl::names::name_key;
 use atl::{Atl, ConceptFilter, MatchKind, spec};
-use maxim_core::text::name_key;
 use maxim_core::{MemoryLayer, MemoryRecord, RecordId, Source, days};
 use proptest::prelude::*;
 
