@@ -46,6 +46,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::sync::atomic::Ordering::Relaxed;
@@ -294,6 +295,34 @@ struct Walk<'w, 'a> {
     params: &'w CrossParams,
 }
 
+/// Reusable buffers of a spread.
+#[derive(Default)]
+struct Scratch {
+    reached: Reached,
+    frontier: Vec<(u32, f64)>,
+    next: Vec<u32>,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        let r = &mut self.reached;
+        r.map.clear();
+        r.records.clear();
+        r.dense.clear();
+        r.values.clear();
+        r.levels.clear();
+        self.frontier.clear();
+        self.next.clear();
+    }
+}
+
+/// Buffers of more records than this are freed after a spread rather than kept.
+const KEEP_SCRATCH: usize = 1 << 16;
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
 /// The records a spread reached: position `p` holds `records[p]`, its node in the
 /// cross-layer graph (or [`NONE`]), its activation and the last level it joined.
 #[derive(Default)]
@@ -387,15 +416,26 @@ impl Walk<'_, '_> {
     }
 
     fn run(&self, seeds: &[LayerRecord]) -> CrossActivation {
+        // Small spreads dominate; their buffers are reused from one call to the next.
+        let mut scratch = SCRATCH.with(RefCell::take);
+        let out = self.run_in(seeds, &mut scratch);
+        if scratch.reached.records.capacity() <= KEEP_SCRATCH {
+            scratch.clear();
+            SCRATCH.with(|cell| cell.replace(scratch));
+        }
+        out
+    }
+
+    fn run_in(&self, seeds: &[LayerRecord], scratch: &mut Scratch) -> CrossActivation {
         let act = &self.params.activation;
         let (initial, max_depth) = (act.initial(), act.max_depth());
-        let mut reached = Reached::default();
-        reached.map.reserve(seeds.len() * 16);
-        let mut frontier: Vec<(u32, f64)> = Vec::with_capacity(seeds.len());
-        let mut next: Vec<u32> = Vec::new();
+        let Scratch { reached, frontier, next } = scratch;
+        let reached: &mut Reached = reached;
+        let frontier: &mut Vec<(u32, f64)> = frontier;
+        let next: &mut Vec<u32> = next;
         for &s in seeds {
             if !reached.map.contains_key(&s) {
-                reached.offer(self.state, s, UNKNOWN, initial, 0, true, &mut next);
+                reached.offer(self.state, s, UNKNOWN, initial, 0, true, next);
             }
         }
         let n_seeds = reached.records.len();
@@ -425,13 +465,13 @@ impl Walk<'_, '_> {
                     })
                     .collect();
                 for (t, node, na) in candidates.into_iter().flatten() {
-                    reached.offer(self.state, t, node, na, next_level, expands, &mut next);
+                    reached.offer(self.state, t, node, na, next_level, expands, next);
                 }
             } else {
-                for &(p, a) in &frontier {
+                for &(p, a) in frontier.iter() {
                     let (record, dense) = (reached.records[p as usize], reached.dense[p as usize]);
                     self.expand(record, dense, a, |t, node, na| {
-                        reached.offer(self.state, t, node, na, next_level, expands, &mut next);
+                        reached.offer(self.state, t, node, na, next_level, expands, next);
                     });
                 }
             }
