@@ -1,6 +1,6 @@
 //! Saving and loading the cross-layer graph through the core snapshot codec.
 //!
-//! A snapshot of kind [`SNAPSHOT_KIND`](crate::SNAPSHOT_KIND) holds, after its
+//! A snapshot of kind [`SNAPSHOT_KIND`] holds, after its
 //! [`SCHEMA_VERSION`]: the layer names and edge-type names it uses (by name, so that a build
 //! which does not know a name refuses the file instead of misreading it: the original
 //! skipped unknown edge types silently), the records as (layer, id), the edges as (source,

@@ -5,6 +5,8 @@
 use crossgraph::{CrossLayerGraph, KindSet, LayerGraphs};
 use maxim_core::{CrossEdgeKind, IdGenerator, LayerKind, LayerRecord, RecordId, SplitMix64, Timestamp};
 
+use maxim_testkit::{T0_SECS, seeds};
+
 use crate::common::{graph, params};
 
 /// Part g's inputs for `n` episodes (the same generator as `benches/benches/crossgraph.rs`).
@@ -32,7 +34,7 @@ fn sample_indices(rng: &mut SplitMix64, n: usize, k: usize) -> Vec<usize> {
 
 fn part_g(n: usize) -> PartG {
     let c = n / 10;
-    let mut ids = SplitMix64::new(10);
+    let mut ids = SplitMix64::new(seeds::EPISODE_IDS);
     let episodes = (0..n)
         .map(|_| {
             let mut b = [0u8; 16];
@@ -44,9 +46,9 @@ fn part_g(n: usize) -> PartG {
         })
         .collect();
     // The workload takes the concept ids of part f's store; any distinct ids will do.
-    let mut id_gen = IdGenerator::seeded(6);
-    let concepts = (0..c).map(|_| id_gen.next_id(Timestamp::from_secs(1_700_000_000))).collect();
-    let mut rng = SplitMix64::new(7);
+    let mut id_gen = IdGenerator::seeded(seeds::SEMANTIC);
+    let concepts = (0..c).map(|_| id_gen.next_id(Timestamp::from_secs(T0_SECS))).collect();
+    let mut rng = SplitMix64::new(seeds::CROSS_LAYER);
     let inst = (0..n).map(|_| rng.below(c as u64) as usize).collect();
     let derived = (0..c).map(|_| (rng.below(n as u64) as usize, 0.5 + 0.5 * rng.uniform())).collect();
     let seeds = (0..1000).map(|_| rng.below(n as u64) as usize).collect();
