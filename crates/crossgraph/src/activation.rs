@@ -324,7 +324,8 @@ thread_local! {
 }
 
 /// The records a spread reached: position `p` holds `records[p]`, its node in the
-/// cross-layer graph (or [`NONE`]), its activation and the last level it joined.
+/// cross-layer graph ([`NONE`], or [`UNKNOWN`] until it expands), its activation and the
+/// last level it joined.
 #[derive(Default)]
 struct Reached {
     map: FxHashMap<LayerRecord, u32>,
@@ -338,10 +339,8 @@ impl Reached {
     /// Offers `value` to `target` at `level`: a new record joins, a better value replaces the
     /// old one; either way the record joins the next frontier (once) when `expands`.
     #[inline]
-    #[expect(clippy::too_many_arguments, reason = "the hot path passes plain values")]
     fn offer(
         &mut self,
-        state: &State,
         target: LayerRecord,
         dense: u32,
         value: f64,
@@ -354,7 +353,7 @@ impl Reached {
                 let p = self.records.len() as u32;
                 v.insert(p);
                 self.records.push(target);
-                self.dense.push(if dense == UNKNOWN { state.node(target).unwrap_or(NONE) } else { dense });
+                self.dense.push(dense);
                 self.values.push(value);
                 self.levels.push(level);
                 if expands {
@@ -376,6 +375,14 @@ impl Reached {
 }
 
 impl Walk<'_, '_> {
+    /// `record`'s node in the cross-layer graph ([`NONE`] when it has no edge), looked up
+    /// when `dense` is [`UNKNOWN`]. Records are looked up only when they expand: those of the
+    /// last level, most of a spread, never are.
+    #[inline]
+    fn resolve(&self, record: LayerRecord, dense: u32) -> u32 {
+        if dense == UNKNOWN { self.state.node(record).unwrap_or(NONE) } else { dense }
+    }
+
     /// Calls `emit(target, node, value)` for every neighbour of `record` whose value clears
     /// the threshold (`node` is the target's cross-layer node, [`UNKNOWN`] when not looked up).
     #[inline]
@@ -435,7 +442,7 @@ impl Walk<'_, '_> {
         let next: &mut Vec<u32> = next;
         for &s in seeds {
             if !reached.map.contains_key(&s) {
-                reached.offer(self.state, s, UNKNOWN, initial, 0, true, next);
+                reached.offer(s, UNKNOWN, initial, 0, true, next);
             }
         }
         let n_seeds = reached.records.len();
@@ -451,13 +458,12 @@ impl Walk<'_, '_> {
                     .map(|chunk| {
                         let mut out = Vec::with_capacity(chunk.len() * 8);
                         for &(p, a) in chunk {
-                            let (record, dense) = (reached.records[p as usize], reached.dense[p as usize]);
+                            let record = reached.records[p as usize];
+                            let dense = self.resolve(record, reached.dense[p as usize]);
                             self.expand(record, dense, a, |t, node, na| {
-                                let node = match reached.map.get(&t) {
-                                    Some(&q) if na <= reached.values[q as usize] => return,
-                                    None if node == UNKNOWN => self.state.node(t).unwrap_or(NONE),
-                                    _ => node,
-                                };
+                                if reached.map.get(&t).is_some_and(|&q| na <= reached.values[q as usize]) {
+                                    return;
+                                }
                                 out.push((t, node, na));
                             });
                         }
@@ -465,13 +471,15 @@ impl Walk<'_, '_> {
                     })
                     .collect();
                 for (t, node, na) in candidates.into_iter().flatten() {
-                    reached.offer(self.state, t, node, na, next_level, expands, next);
+                    reached.offer(t, node, na, next_level, expands, next);
                 }
             } else {
                 for &(p, a) in frontier.iter() {
-                    let (record, dense) = (reached.records[p as usize], reached.dense[p as usize]);
+                    let record = reached.records[p as usize];
+                    let dense = self.resolve(record, reached.dense[p as usize]);
+                    reached.dense[p as usize] = dense;
                     self.expand(record, dense, a, |t, node, na| {
-                        reached.offer(self.state, t, node, na, next_level, expands, next);
+                        reached.offer(t, node, na, next_level, expands, next);
                     });
                 }
             }
