@@ -417,7 +417,7 @@ impl Walk<'_, '_> {
                 if na < threshold || na.is_nan() {
                     continue;
                 }
-                emit(self.state.nodes[h.other as usize].record, h.other, na);
+                emit(self.state.record(h.other), h.other, na);
             }
         }
     }

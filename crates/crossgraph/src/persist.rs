@@ -83,7 +83,7 @@ impl CrossLayerGraph {
         let mut records = Vec::with_capacity(self.record_count());
         for n in state.live_nodes() {
             number[n as usize] = records.len() as u32;
-            let r = state.nodes[n as usize].record;
+            let r = state.record(n);
             records.push((crate::kind::layer_slot(r.layer) as u8, r.id));
         }
         let mut edges = Vec::with_capacity(self.edge_count());

@@ -506,7 +506,7 @@ impl CrossLayerGraph {
             .halves(n, side)
             .iter()
             .filter(|h| kind.is_none_or(|k| k == h.kind))
-            .map(|h| (self.state.nodes[h.other as usize].record, h))
+            .map(|h| (self.state.record(h.other), h))
             .filter(|(other, _)| layer.is_none_or(|l| l == other.layer))
             .map(|(other, h)| match side {
                 Side::Out => CrossEdge { from: record, to: other, kind: h.kind, weight: h.weight },
@@ -539,7 +539,7 @@ impl CrossLayerGraph {
 
     /// Every record with at least one edge, in internal order.
     pub fn records(&self) -> impl Iterator<Item = LayerRecord> + '_ {
-        self.state.live_nodes().map(|n| self.state.nodes[n as usize].record)
+        self.state.live_nodes().map(|n| self.state.record(n))
     }
 
     /// True when `record` has at least one edge.
@@ -585,7 +585,7 @@ impl CrossLayerGraph {
             let node = &self.state.nodes[n as usize];
             stats.source_records += usize::from(node.out.len > 0);
             stats.target_records += usize::from(node.inc.len > 0);
-            *stats.records_by_layer.entry(node.record.layer.as_str()).or_default() += 1;
+            *stats.records_by_layer.entry(self.state.record(n).layer.as_str()).or_default() += 1;
         }
         for k in ALL_KINDS {
             let c = self.state.kind_counts[kind_slot(k)];
@@ -667,10 +667,10 @@ pub(crate) struct Run {
     pub(crate) cap: u32,
 }
 
-/// A record with edges.
+/// A node's two runs (its record is in [`State::records`], so that the runs of three nodes
+/// share a cache line).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Node {
-    pub(crate) record: LayerRecord,
     pub(crate) out: Run,
     pub(crate) inc: Run,
     pub(crate) live: bool,
@@ -703,6 +703,8 @@ const KEEP_ROOM: u32 = 2;
 pub(crate) struct State {
     pub(crate) index: FxHashMap<LayerRecord, u32>,
     pub(crate) nodes: Vec<Node>,
+    /// The record of each node index (stale for a free index).
+    pub(crate) records: Vec<LayerRecord>,
     free: Vec<u32>,
     /// The out arena and the in arena.
     pub(crate) arenas: [Vec<Half>; 2],
@@ -717,6 +719,12 @@ impl State {
     #[inline]
     pub(crate) fn node(&self, record: LayerRecord) -> Option<u32> {
         self.index.get(&record).copied()
+    }
+
+    /// The record at node `n`.
+    #[inline]
+    pub(crate) fn record(&self, n: u32) -> LayerRecord {
+        self.records[n as usize]
     }
 
     #[inline]
@@ -753,12 +761,7 @@ impl State {
 
     pub(crate) fn out_edge(&self, s: u32, pos: u32) -> CrossEdge {
         let h = self.halves(s, Side::Out)[pos as usize];
-        CrossEdge {
-            from: self.nodes[s as usize].record,
-            to: self.nodes[h.other as usize].record,
-            kind: h.kind,
-            weight: h.weight,
-        }
+        CrossEdge { from: self.record(s), to: self.record(h.other), kind: h.kind, weight: h.weight }
     }
 
     /// The position in `s`'s out run of the edge `s -> t` of type `kind`, scanning the
@@ -776,14 +779,15 @@ impl State {
             Entry::Occupied(o) => *o.get(),
             Entry::Vacant(v) => {
                 let n = if let Some(n) = self.free.pop() {
+                    self.records[n as usize] = record;
                     let node = &mut self.nodes[n as usize];
-                    node.record = record;
                     node.live = true;
                     node.out.len = 0;
                     node.inc.len = 0;
                     n
                 } else {
-                    self.nodes.push(Node { record, out: Run::default(), inc: Run::default(), live: true });
+                    self.nodes.push(Node { out: Run::default(), inc: Run::default(), live: true });
+                    self.records.push(record);
                     (self.nodes.len() - 1) as u32
                 };
                 *v.insert(n)
@@ -795,7 +799,7 @@ impl State {
         let node = &mut self.nodes[n as usize];
         debug_assert!(node.live && node.out.len == 0 && node.inc.len == 0);
         node.live = false;
-        let record = node.record;
+        let record = self.records[n as usize];
         for (side, run) in [&mut node.out, &mut node.inc].into_iter().enumerate() {
             if run.cap > KEEP_ROOM {
                 self.garbage[side] += run.cap as usize;
@@ -1001,7 +1005,7 @@ mod tests {
                     assert!(self.free.contains(&n));
                     continue;
                 }
-                assert_eq!(self.index.get(&node.record), Some(&n));
+                assert_eq!(self.index.get(&self.record(n)), Some(&n));
                 assert!(self.degree(n) > 0, "a live node has an edge");
                 for side in [Side::Out, Side::In] {
                     let r = self.run(n, side);
