@@ -301,6 +301,8 @@ struct Scratch {
     reached: Reached,
     frontier: Vec<(u32, f64)>,
     next: Vec<u32>,
+    /// Cross-layer neighbours of a level, by node, with their value.
+    pending: Vec<(u32, f64)>,
 }
 
 impl Scratch {
@@ -313,6 +315,7 @@ impl Scratch {
         r.levels.clear();
         self.frontier.clear();
         self.next.clear();
+        self.pending.clear();
     }
 }
 
@@ -383,10 +386,33 @@ impl Walk<'_, '_> {
         if dense == UNKNOWN { self.state.node(record).unwrap_or(NONE) } else { dense }
     }
 
-    /// Calls `emit(target, node, value)` for every neighbour of `record` whose value clears
-    /// the threshold (`node` is the target's cross-layer node, [`UNKNOWN`] when not looked up).
+    /// Reads what expanding `record` will read first (its layer graph's index entry, its
+    /// runs and the start of its edges) and returns something computed from it.
     #[inline]
-    fn expand<F: FnMut(LayerRecord, u32, f64)>(&self, record: LayerRecord, dense: u32, a: f64, mut emit: F) {
+    fn touch(&self, record: LayerRecord, dense: u32) -> u64 {
+        let mut warm = self.layers.get(record.layer).map_or(0, |v| u64::from(v.contains(record.id)));
+        if dense != NONE {
+            for side in [Side::Out, Side::In] {
+                if let Some(h) = self.state.halves(dense, side).first() {
+                    warm ^= u64::from(h.other);
+                }
+            }
+        }
+        warm
+    }
+
+    /// For every neighbour of `record` whose value clears the threshold, calls
+    /// `emit(target, value)` (a neighbour in the layer's graph) or `emit_node(node, value)` (a
+    /// neighbour across a cross-layer edge, by its node).
+    #[inline]
+    fn expand<F: FnMut(LayerRecord, f64), G: FnMut(u32, f64)>(
+        &self,
+        record: LayerRecord,
+        dense: u32,
+        a: f64,
+        mut emit: F,
+        mut emit_node: G,
+    ) {
         let act = &self.params.activation;
         let base = a * act.decay();
         let threshold = act.threshold();
@@ -398,7 +424,7 @@ impl Walk<'_, '_> {
                     if na < threshold || na.is_nan() {
                         return;
                     }
-                    emit(LayerRecord::new(record.layer, t), UNKNOWN, na);
+                    emit(LayerRecord::new(record.layer, t), na);
                 }
             });
         }
@@ -417,7 +443,7 @@ impl Walk<'_, '_> {
                 if na < threshold || na.is_nan() {
                     continue;
                 }
-                emit(self.state.record(h.other), h.other, na);
+                emit_node(h.other, na);
             }
         }
     }
@@ -436,7 +462,7 @@ impl Walk<'_, '_> {
     fn run_in(&self, seeds: &[LayerRecord], scratch: &mut Scratch) -> CrossActivation {
         let act = &self.params.activation;
         let (initial, max_depth) = (act.initial(), act.max_depth());
-        let Scratch { reached, frontier, next } = scratch;
+        let Scratch { reached, frontier, next, pending } = scratch;
         let reached: &mut Reached = reached;
         let frontier: &mut Vec<(u32, f64)> = frontier;
         let next: &mut Vec<u32> = next;
@@ -457,15 +483,26 @@ impl Walk<'_, '_> {
                     .par_chunks(CHUNK)
                     .map(|chunk| {
                         let mut out = Vec::with_capacity(chunk.len() * 8);
+                        let mut cross = Vec::new();
                         for &(p, a) in chunk {
                             let record = reached.records[p as usize];
                             let dense = self.resolve(record, reached.dense[p as usize]);
-                            self.expand(record, dense, a, |t, node, na| {
-                                if reached.map.get(&t).is_some_and(|&q| na <= reached.values[q as usize]) {
-                                    return;
+                            let mut keep = |t: LayerRecord, node: u32, na: f64| {
+                                if reached.map.get(&t).is_none_or(|&q| na > reached.values[q as usize]) {
+                                    out.push((t, node, na));
                                 }
-                                out.push((t, node, na));
-                            });
+                            };
+                            cross.clear();
+                            self.expand(
+                                record,
+                                dense,
+                                a,
+                                |t, na| keep(t, UNKNOWN, na),
+                                |o, na| cross.push((o, na)),
+                            );
+                            for &(o, na) in &cross {
+                                keep(self.state.record(o), o, na);
+                            }
                         }
                         out
                     })
@@ -474,14 +511,38 @@ impl Walk<'_, '_> {
                     reached.offer(t, node, na, next_level, expands, next);
                 }
             } else {
+                if frontier.len() > 1 {
+                    // One pass of independent lookups first, so that their cache misses
+                    // overlap instead of waiting one by one inside the expansion.
+                    let mut warm = 0u64;
+                    for &(p, _) in frontier.iter() {
+                        let record = reached.records[p as usize];
+                        let dense = self.resolve(record, reached.dense[p as usize]);
+                        reached.dense[p as usize] = dense;
+                        warm ^= self.touch(record, dense);
+                    }
+                    std::hint::black_box(warm);
+                }
                 for &(p, a) in frontier.iter() {
                     let record = reached.records[p as usize];
                     let dense = self.resolve(record, reached.dense[p as usize]);
                     reached.dense[p as usize] = dense;
-                    self.expand(record, dense, a, |t, node, na| {
-                        reached.offer(t, node, na, next_level, expands, next);
-                    });
+                    self.expand(
+                        record,
+                        dense,
+                        a,
+                        |t, na| reached.offer(t, UNKNOWN, na, next_level, expands, next),
+                        |o, na| pending.push((o, na)),
+                    );
                 }
+                // The records across cross-layer edges, read in one pass first for the same
+                // reason.
+                let warm = pending.iter().fold(0u128, |acc, &(o, _)| acc ^ self.state.record(o).id.as_u128());
+                std::hint::black_box(warm);
+                for &(o, na) in pending.iter() {
+                    reached.offer(self.state.record(o), o, na, next_level, expands, next);
+                }
+                pending.clear();
             }
             frontier.clear();
             frontier.extend(next.iter().map(|&p| (p, reached.values[p as usize])));

@@ -285,7 +285,6 @@ pub struct CrossGraphStats {
 /// The cross-layer graph: typed, directed, weighted edges between records of different
 /// layers (see the [module docs](self) for the layout and [`crate::activation`] for the
 /// spreading activation).
-#[derive(Debug)]
 pub struct CrossLayerGraph {
     config: CrossGraphConfig,
     params: CrossParams,
@@ -293,6 +292,16 @@ pub struct CrossLayerGraph {
     pub(crate) counters: Counters,
     pub(crate) activations: AtomicU64,
     pub(crate) claims: FileClaims,
+}
+
+impl std::fmt::Debug for CrossLayerGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CrossLayerGraph")
+            .field("config", &self.config)
+            .field("edges", &self.edge_count())
+            .field("records", &self.record_count())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The mutation counters.
