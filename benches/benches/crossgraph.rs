@@ -225,7 +225,7 @@ fn bench_workload_g(crit: &mut Criterion) {
         group.throughput(Throughput::Elements(1));
         group.sample_size(100);
         let mut graph = w.build();
-        let removed: usize = w.removals.iter().map(|&i| graph.remove_record(w.episodes[i])).sum();
+        let removed: usize = w.removals.iter().map(|&i| graph.remove_record(w.episodes[i]).unwrap()).sum();
         println!("crossgraph: part g at N = {n}: remove_record removes {:.3} edges on average", removed as f64 / 1000.0);
         let mut graph = w.build();
         let mut next = 0;
@@ -241,7 +241,7 @@ fn bench_workload_g(crit: &mut Criterion) {
                     let batch = (left as usize).min(w.removals.len() - next);
                     let start = Instant::now();
                     for &i in &w.removals[next..next + batch] {
-                        black_box(graph.remove_record(black_box(w.episodes[i])));
+                        black_box(graph.remove_record(black_box(w.episodes[i])).unwrap());
                     }
                     timed += start.elapsed();
                     next += batch;

@@ -22,8 +22,10 @@
 //!   edges and each layer's own graph ([`LayerGraphs`] of [`GraphView`](maxim_core::GraphView)s),
 //!   max combination, a depth that means what it says, results grouped by layer
 //!   ([`CrossActivation`]); large levels expand on rayon with the same result.
-//! - [`Op`]: every mutation as a serialisable value, applied by one function, for the
-//!   journal; [`persist`]: snapshots through the core codec.
+//! - [`Op`]: every mutation as a serialisable value, applied by one function;
+//!   [`persist`]: snapshots through the core codec; [`journal`]: the graph opened on a
+//!   directory (`CrossLayerGraph::builder().open(dir)`), every write journaled before it
+//!   returns, and [`checkpoint`](CrossLayerGraph::checkpoint).
 //!
 //! ```
 //! use crossgraph::{CrossLayerGraph, LayerGraphs};
@@ -61,6 +63,7 @@
 
 pub mod activation;
 pub mod error;
+pub mod journal;
 pub mod kind;
 pub mod persist;
 pub mod store;

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use crate::SNAPSHOT_KIND;
 use crate::error::{Error, Result};
 use crate::kind::{ALL_KINDS, kind_name, parse_kind, parse_layer};
-use crate::store::{Counters, CrossLayerGraph, Metadata, Op, Side, check_metadata};
+use crate::store::{Counters, CrossLayerGraph, Metadata, Op, Side, State, check_metadata};
 
 /// The version of the snapshot's payload layout this build writes and reads.
 pub const SCHEMA_VERSION: u16 = 1;
@@ -45,6 +45,7 @@ pub const SCHEMA_VERSION: u16 = 1;
 #[derive(Serialize)]
 struct SnapshotOut<'a> {
     schema: u16,
+    journal_seq: u64,
     layers: Vec<&'static str>,
     kinds: Vec<&'static str>,
     records: Vec<(u8, RecordId)>,
@@ -56,6 +57,7 @@ struct SnapshotOut<'a> {
 #[derive(Deserialize)]
 struct SnapshotIn {
     schema: u16,
+    journal_seq: u64,
     layers: Vec<String>,
     kinds: Vec<String>,
     records: Vec<(u8, RecordId)>,
@@ -64,19 +66,31 @@ struct SnapshotIn {
     counters: Vec<(String, u64)>,
 }
 
+/// A snapshot's contents, checked and built, ready to replace the graph's.
+struct Rebuilt {
+    state: State,
+    counters: Counters,
+    journal_seq: u64,
+}
+
 impl CrossLayerGraph {
     /// Saves the graph to `path` atomically (see the [module docs](self)).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("crossgraph_save", n_edges = self.edge_count()).entered();
+        self.save_recording(path, self.journal_seq())
+    }
+
+    /// Saves to `path` under the ownership guard, recording `journal_seq` as the last
+    /// journaled operation the snapshot holds.
+    pub(crate) fn save_recording(&self, path: &Path, journal_seq: u64) -> Result<()> {
         self.claims.check_writable(path)?;
-        let snapshot = self.snapshot();
-        codec::save(path, SNAPSHOT_KIND, &snapshot)?;
+        codec::save(path, SNAPSHOT_KIND, &self.snapshot(journal_seq))?;
         self.claims.claim(path);
         Ok(())
     }
 
-    fn snapshot(&self) -> SnapshotOut<'_> {
+    fn snapshot(&self, journal_seq: u64) -> SnapshotOut<'_> {
         let state = &self.state;
         // Records are numbered in the order of the live nodes.
         let mut number = vec![u32::MAX; state.nodes.len()];
@@ -105,6 +119,7 @@ impl CrossLayerGraph {
         }
         SnapshotOut {
             schema: SCHEMA_VERSION,
+            journal_seq,
             layers: maxim_core::LayerKind::ALL.iter().map(|l| l.as_str()).collect(),
             kinds: ALL_KINDS.iter().map(|&k| kind_name(k)).collect(),
             records,
@@ -126,40 +141,68 @@ impl CrossLayerGraph {
     }
 
     /// Replaces the graph's contents with the snapshot at `path`; on any error the graph is
-    /// left exactly as it was (see the [module docs](self)).
+    /// left exactly as it was, and a file refused for its contents is moved aside (see the
+    /// [module docs](self)). A graph open on a directory refuses: its journal continues its
+    /// own snapshot.
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("crossgraph_load").entered();
-        let snap: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
-        self.install(path, snap)
+        self.refuse_when_journaled("load")?;
+        let rebuilt = codec::load_checked(path, SNAPSHOT_KIND, |p, snap: SnapshotIn| {
+            self.rebuild(p, snap).map_err(maxim_core::Error::from)
+        })?;
+        self.install(rebuilt);
+        self.claims.claim(path);
+        Ok(())
     }
 
     /// Loads like [`load`](Self::load), falling back to the backup the previous save kept
-    /// when the file is rejected or missing while a backup exists; a graph with neither file
-    /// stays as it is ([`LoadOutcome::Missing`]).
+    /// when the file is rejected (by the codec or by the checks of [`load`](Self::load)) or
+    /// missing while a backup exists; a graph with neither file stays as it is
+    /// ([`LoadOutcome::Missing`]).
     pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("crossgraph_load_with_recovery").entered();
-        if !path.exists() && !codec::backup_path(path)?.exists() {
-            return Ok(LoadOutcome::Missing);
-        }
-        let (snap, recovery): (SnapshotIn, _) = codec::load_with_recovery(path, SNAPSHOT_KIND)?;
-        match recovery {
-            codec::Recovery::Primary => {
-                self.install(path, snap)?;
-                Ok(LoadOutcome::Loaded)
-            }
-            codec::Recovery::Backup { path: backup, primary_error } => {
-                self.install(&backup, snap)?;
-                self.claims.claim(path);
-                Ok(LoadOutcome::FromBackup { path: backup, primary_error })
-            }
-            _ => Err(maxim_core::Error::invalid("recovery", "an outcome this build does not know").into()),
-        }
+        self.refuse_when_journaled("load_with_recovery")?;
+        self.recover(path)
     }
 
-    /// Checks `snap` whole and, when it holds, makes it the graph's contents.
-    fn install(&mut self, path: &Path, snap: SnapshotIn) -> Result<()> {
+    /// [`load_with_recovery`](Self::load_with_recovery) without the journal check (opening a
+    /// directory uses it before the journal is attached).
+    pub(crate) fn recover(&mut self, path: &Path) -> Result<LoadOutcome> {
+        let checked = codec::load_with_recovery_checked(path, SNAPSHOT_KIND, |p, snap: SnapshotIn| {
+            self.rebuild(p, snap).map_err(maxim_core::Error::from)
+        });
+        let (rebuilt, recovery) = match checked {
+            Ok(found) => found,
+            Err(e) if codec::is_missing(&e) => return Ok(LoadOutcome::Missing),
+            Err(e) => return Err(e.into()),
+        };
+        let outcome = if let codec::Recovery::Backup { path: backup, primary_error } = recovery {
+            tracing::warn!(path = %path.display(), backup = %backup.display(), error = %primary_error, "loaded the backup");
+            LoadOutcome::FromBackup { path: backup, primary_error }
+        } else {
+            LoadOutcome::Loaded
+        };
+        self.install(rebuilt);
+        // The main file was read, or was rejected and moved aside for the backup.
+        self.claims.claim(path);
+        Ok(outcome)
+    }
+
+    fn install(&mut self, rebuilt: Rebuilt) {
+        tracing::debug!(
+            n_edges = rebuilt.state.edge_count,
+            n_records = rebuilt.state.index.len(),
+            "crossgraph loaded"
+        );
+        self.state = rebuilt.state;
+        self.counters = rebuilt.counters;
+        self.loaded_journal_seq = rebuilt.journal_seq;
+    }
+
+    /// Checks `snap` whole and builds the contents it describes.
+    fn rebuild(&self, path: &Path, snap: SnapshotIn) -> Result<Rebuilt> {
         let corrupt = |reason: String| {
             Error::Core(maxim_core::Error::Corrupt {
                 path: path.to_path_buf(),
@@ -231,10 +274,6 @@ impl CrossLayerGraph {
         for (name, value) in &snap.counters {
             counters.set(name, *value);
         }
-        tracing::debug!(n_edges = fresh.edge_count(), n_records = fresh.record_count(), "crossgraph loaded");
-        self.state = fresh.state;
-        self.counters = counters;
-        self.claims.claim(path);
-        Ok(())
+        Ok(Rebuilt { state: fresh.state, counters, journal_seq: snap.journal_seq })
     }
 }

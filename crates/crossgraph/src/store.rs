@@ -45,7 +45,7 @@
 //! assert_eq!(g.linked(episode, Some(LayerKind::Atl), None)[0].weight, 1.0);
 //! assert_eq!(g.incoming(concept, None, Some(CrossEdgeKind::InstanceOf))[0].from, episode);
 //! assert!(g.metadata(episode, concept, CrossEdgeKind::InstanceOf).unwrap().contains_key("field"));
-//! assert_eq!(g.remove_record(concept), 1);
+//! assert_eq!(g.remove_record(concept)?, 1);
 //! assert!(g.is_empty() && g.record_count() == 0);
 //! # Ok::<(), crossgraph::Error>(())
 //! ```
@@ -54,6 +54,7 @@ use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use maxim_core::journal::{StoreDir, SyncPolicy};
 use maxim_core::ownership::FileClaims;
 use maxim_core::{CrossEdgeKind, CrossLinks, LayerKind, LayerRecord, LayerView, MetaValue, check_unit};
 use rustc_hash::FxHashMap;
@@ -152,6 +153,7 @@ impl CrossGraphConfig {
 #[derive(Debug, Clone, Default)]
 pub struct CrossLayerGraphBuilder {
     config: CrossGraphConfig,
+    sync_policy: SyncPolicy,
 }
 
 impl CrossLayerGraphBuilder {
@@ -171,7 +173,25 @@ impl CrossLayerGraphBuilder {
             counters: Counters::default(),
             activations: AtomicU64::new(0),
             claims: FileClaims::new(),
+            loaded_journal_seq: 0,
+            journal: None,
         })
+    }
+
+    /// When journaled writes reach stable storage, for a graph opened on a directory
+    /// (default [`SyncPolicy::Interval`] of one second).
+    pub fn sync_policy(&mut self, policy: SyncPolicy) -> &mut Self {
+        self.sync_policy = policy;
+        self
+    }
+
+    /// The graph opened on the directory `dir` (created if missing): the snapshot
+    /// `crossgraph.snap` (or its backup) loaded and the journal replayed, every later write
+    /// journaled before it returns. Errors: the settings, another open graph holding the
+    /// directory ([`maxim_core::Error::Locked`]), or damage that the snapshot's backup does
+    /// not cover. See [`crate::journal`].
+    pub fn open(&self, dir: impl AsRef<std::path::Path>) -> Result<CrossLayerGraph> {
+        self.build()?.open_dir(dir.as_ref(), self.sync_policy)
     }
 }
 
@@ -278,7 +298,8 @@ pub struct CrossGraphStats {
     /// Records per layer name (layers with no record are left out).
     pub records_by_layer: BTreeMap<&'static str, usize>,
     /// Counters since the graph was created or loaded: `edges_added`, `edges_updated`,
-    /// `edges_removed`, `records_removed`, `activations`.
+    /// `edges_removed`, `records_removed`, `journal_failures` (removals through
+    /// [`CrossLinks`] that the journal refused), `activations`.
     pub counters: BTreeMap<&'static str, u64>,
 }
 
@@ -292,6 +313,10 @@ pub struct CrossLayerGraph {
     pub(crate) counters: Counters,
     pub(crate) activations: AtomicU64,
     pub(crate) claims: FileClaims,
+    /// The journal sequence number the last loaded snapshot recorded.
+    pub(crate) loaded_journal_seq: u64,
+    /// The directory, when the graph is open on one.
+    pub(crate) journal: Option<StoreDir<Op>>,
 }
 
 impl std::fmt::Debug for CrossLayerGraph {
@@ -300,6 +325,7 @@ impl std::fmt::Debug for CrossLayerGraph {
             .field("config", &self.config)
             .field("edges", &self.edge_count())
             .field("records", &self.record_count())
+            .field("journaled", &self.journal.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -311,14 +337,21 @@ pub(crate) struct Counters {
     pub(crate) edges_updated: u64,
     pub(crate) edges_removed: u64,
     pub(crate) records_removed: u64,
+    pub(crate) journal_failures: u64,
 }
 
 impl Counters {
-    pub(crate) const NAMES: [&'static str; 4] =
-        ["edges_added", "edges_updated", "edges_removed", "records_removed"];
+    pub(crate) const NAMES: [&'static str; 5] =
+        ["edges_added", "edges_updated", "edges_removed", "records_removed", "journal_failures"];
 
-    pub(crate) fn values(self) -> [u64; 4] {
-        [self.edges_added, self.edges_updated, self.edges_removed, self.records_removed]
+    pub(crate) fn values(self) -> [u64; 5] {
+        [
+            self.edges_added,
+            self.edges_updated,
+            self.edges_removed,
+            self.records_removed,
+            self.journal_failures,
+        ]
     }
 
     pub(crate) fn set(&mut self, name: &str, value: u64) {
@@ -327,6 +360,7 @@ impl Counters {
             "edges_updated" => self.edges_updated = value,
             "edges_removed" => self.edges_removed = value,
             "records_removed" => self.records_removed = value,
+            "journal_failures" => self.journal_failures = value,
             _ => {}
         }
     }
@@ -388,32 +422,48 @@ impl CrossLayerGraph {
     }
 
     /// Removes the edge `from -> to` of type `kind`; returns it, or `None` when there was none.
+    /// Fails only when the graph is open on a directory and the journal cannot be written.
     pub fn remove_edge(
         &mut self,
         from: LayerRecord,
         to: LayerRecord,
         kind: CrossEdgeKind,
-    ) -> Option<CrossEdge> {
-        match self.apply_valid(Op::Unlink { from, to, kind }) {
-            Applied::Unlinked(edge) => edge,
+    ) -> Result<Option<CrossEdge>> {
+        match self.apply(Op::Unlink { from, to, kind })? {
+            Applied::Unlinked(edge) => Ok(edge),
             _ => unreachable!("an unlink op unlinks"),
         }
     }
 
     /// Removes every edge into or out of `record`; returns how many (0 for a record with no
     /// edge, which is not an error: the hub calls this for every record any layer deletes).
-    pub fn remove_record(&mut self, record: LayerRecord) -> usize {
+    /// Fails only when the graph is open on a directory and the journal cannot be written.
+    pub fn remove_record(&mut self, record: LayerRecord) -> Result<usize> {
         let _s = tracing::debug_span!("crossgraph_remove_record", layer = record.layer.as_str()).entered();
-        match self.apply_valid(Op::RemoveRecord { record }) {
-            Applied::Removed { edges } => edges,
+        match self.apply(Op::RemoveRecord { record })? {
+            Applied::Removed { edges } => Ok(edges),
             _ => unreachable!("a remove op removes"),
         }
     }
 
-    /// Validates `op` as the direct calls do, then applies it. What a journal replays.
+    /// Validates `op` as the direct calls do, journals it when the graph is open on a
+    /// directory (and the op changes something), then applies it.
     pub fn apply(&mut self, op: Op) -> Result<Applied> {
         let op = self.validate(op)?;
+        if self.journal.is_some() && self.changes_something(&op) {
+            self.journal_op(&op)?;
+        }
         Ok(self.apply_valid(op))
+    }
+
+    /// False for an op that would change nothing (removing an edge or a record the graph
+    /// does not hold), which is not journaled.
+    fn changes_something(&self, op: &Op) -> bool {
+        match op {
+            Op::Link { .. } => true,
+            Op::Unlink { from, to, kind } => self.edge(*from, *to, *kind).is_some(),
+            Op::RemoveRecord { record } => self.contains_record(*record),
+        }
     }
 
     /// Checks `op` against the graph and returns it normalised (a weight of `-0.0` becomes
@@ -623,8 +673,13 @@ impl CrossLinks for CrossLayerGraph {
         self.add_edge(from, to, kind, weight).map(drop)
     }
 
+    /// A journal failure is logged and counted (`journal_failures`), and nothing is removed.
     fn remove_cross_edges(&mut self, record: LayerRecord) -> usize {
-        self.remove_record(record)
+        self.remove_record(record).unwrap_or_else(|e| {
+            self.counters.journal_failures += 1;
+            tracing::warn!(%record, error = %e, "cross-layer edges not removed: the journal refused");
+            0
+        })
     }
 
     fn cross_edges_from(&self, from: LayerRecord) -> Vec<(LayerRecord, CrossEdgeKind, f64)> {
@@ -1053,10 +1108,10 @@ mod tests {
             let kind = ALL_KINDS[rng.below(7) as usize];
             match rng.below(10) {
                 0 => {
-                    g.remove_record(a);
+                    g.remove_record(a).unwrap();
                 }
                 1 => {
-                    g.remove_edge(a, b, kind);
+                    g.remove_edge(a, b, kind).unwrap();
                 }
                 _ => {
                     let _ = g.add_edge(a, b, kind, rng.uniform());
@@ -1079,11 +1134,11 @@ mod tests {
             g.add_edge(rec(LayerKind::Hippocampus, i), hub, CrossEdgeKind::InstanceOf, 1.0).unwrap();
         }
         for i in (1..=1000).step_by(3) {
-            assert_eq!(g.remove_record(rec(LayerKind::Hippocampus, i)), 1);
+            assert_eq!(g.remove_record(rec(LayerKind::Hippocampus, i)).unwrap(), 1);
         }
         g.state.check_invariants();
         assert_eq!(g.in_degree(hub), 666);
-        assert_eq!(g.remove_record(hub), 666);
+        assert_eq!(g.remove_record(hub).unwrap(), 666);
         assert!(g.is_empty() && g.record_count() == 0);
         g.state.check_invariants();
     }

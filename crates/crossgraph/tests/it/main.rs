@@ -4,6 +4,7 @@ mod bad_input;
 mod common;
 mod edges;
 mod example;
+mod journal;
 mod model;
 mod persistence;
 mod workload;

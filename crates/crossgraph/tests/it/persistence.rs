@@ -16,7 +16,7 @@ fn populated() -> CrossLayerGraph {
     let meta: Metadata = [("phase_coherence".to_owned(), MetaValue::Number(0.83))].into();
     g.add_edge_with(atl(2), atl(2), CrossEdgeKind::TemporallyCorrelates, 0.83, meta).unwrap();
     g.add_edge(hip(4), atl(2), CrossEdgeKind::InstanceOf, 1.0).unwrap();
-    g.remove_record(hip(4));
+    g.remove_record(hip(4)).unwrap();
     g
 }
 
@@ -42,6 +42,7 @@ fn a_saved_graph_loads_back_whole() {
 #[derive(Serialize, Clone)]
 struct Forged {
     schema: u16,
+    journal_seq: u64,
     layers: Vec<String>,
     kinds: Vec<String>,
     records: Vec<(u8, RecordId)>,
@@ -53,6 +54,7 @@ struct Forged {
 fn forged() -> Forged {
     Forged {
         schema: SCHEMA_VERSION,
+        journal_seq: 0,
         layers: vec!["hippocampus".into(), "atl".into()],
         kinds: vec!["INSTANCE_OF".into(), "DERIVED_FROM".into()],
         records: vec![(0, hip(1).id), (1, atl(2).id)],

@@ -97,7 +97,7 @@ fn counts(n: usize, p: &crossgraph::CrossParams) -> (f64, f64) {
     assert_eq!(g.edge_count(), n + n / 10, "no edge of part g repeats another");
     let none = LayerGraphs::new();
     let sizes: usize = w.seeds.iter().map(|&s| g.activate_with(&[w.episode(s)], &none, p).len()).sum();
-    let removed: usize = w.removals.iter().map(|&i| g.remove_record(w.episode(i))).sum();
+    let removed: usize = w.removals.iter().map(|&i| g.remove_record(w.episode(i)).unwrap()).sum();
     (sizes as f64 / 1000.0, removed as f64 / 1000.0)
 }
 
