@@ -96,7 +96,12 @@ fn bench_three_layers(crit: &mut Criterion) {
         let sets: Vec<Vec<LayerRecord>> = (0..64)
             .map(|_| {
                 (0..k)
-                    .map(|_| LayerRecord::new(LayerKind::Hippocampus, big.ids[0][rng.below(LAYER_RECORDS as u64) as usize]))
+                    .map(|_| {
+                        LayerRecord::new(
+                            LayerKind::Hippocampus,
+                            big.ids[0][rng.below(LAYER_RECORDS as u64) as usize],
+                        )
+                    })
                     .collect()
             })
             .collect();
@@ -162,7 +167,9 @@ fn part_g(n: usize) -> PartG {
     assert_eq!(episodes[0].id.to_string(), "088712be-8a58-4fca-bbff-7c596e26ce46");
     let mut id_gen = IdGenerator::seeded(maxim_benches::seeds::SEMANTIC);
     let concepts = (0..c)
-        .map(|_| LayerRecord::new(LayerKind::Atl, id_gen.next_id(Timestamp::from_secs(maxim_benches::T0_SECS))))
+        .map(|_| {
+            LayerRecord::new(LayerKind::Atl, id_gen.next_id(Timestamp::from_secs(maxim_benches::T0_SECS)))
+        })
         .collect();
     let mut rng = SplitMix64::new(maxim_benches::seeds::CROSS_LAYER);
     let inst = (0..n).map(|_| rng.below(c as u64) as usize).collect();
@@ -175,10 +182,12 @@ fn part_g(n: usize) -> PartG {
 impl PartG {
     fn fill(&self, g: &mut CrossLayerGraph) {
         for (i, &j) in self.inst.iter().enumerate() {
-            g.add_edge(self.episodes[i], self.concepts[j], CrossEdgeKind::InstanceOf, 1.0).expect("a valid edge");
+            g.add_edge(self.episodes[i], self.concepts[j], CrossEdgeKind::InstanceOf, 1.0)
+                .expect("a valid edge");
         }
         for (j, &(e, w)) in self.derived.iter().enumerate() {
-            g.add_edge(self.concepts[j], self.episodes[e], CrossEdgeKind::DerivedFrom, w).expect("a valid edge");
+            g.add_edge(self.concepts[j], self.episodes[e], CrossEdgeKind::DerivedFrom, w)
+                .expect("a valid edge");
         }
     }
 
@@ -195,7 +204,8 @@ fn bench_workload_g(crit: &mut Criterion) {
         let mut group = crit.benchmark_group("crossgraph/workload_g");
         let g = w.build();
         let none = LayerGraphs::new();
-        let mean = w.seeds.iter().map(|&s| g.activate(&[w.episodes[s]], &none).len()).sum::<usize>() as f64 / 1000.0;
+        let mean =
+            w.seeds.iter().map(|&s| g.activate(&[w.episodes[s]], &none).len()).sum::<usize>() as f64 / 1000.0;
         println!("crossgraph: part g at N = {n}: activation depth 3 returns {mean:.3} records on average");
         let mut i = 0;
         group.bench_function(BenchmarkId::new("activation_depth3", n), |b| {
@@ -212,7 +222,8 @@ fn bench_workload_g(crit: &mut Criterion) {
             b.iter_custom(|iters| {
                 let mut timed = Duration::ZERO;
                 for _ in 0..iters {
-                    let mut fresh = CrossLayerGraph::builder().build().expect("the default settings are valid");
+                    let mut fresh =
+                        CrossLayerGraph::builder().build().expect("the default settings are valid");
                     let start = Instant::now();
                     w.fill(&mut fresh);
                     timed += start.elapsed();
@@ -226,7 +237,10 @@ fn bench_workload_g(crit: &mut Criterion) {
         group.sample_size(100);
         let mut graph = w.build();
         let removed: usize = w.removals.iter().map(|&i| graph.remove_record(w.episodes[i]).unwrap()).sum();
-        println!("crossgraph: part g at N = {n}: remove_record removes {:.3} edges on average", removed as f64 / 1000.0);
+        println!(
+            "crossgraph: part g at N = {n}: remove_record removes {:.3} edges on average",
+            removed as f64 / 1000.0
+        );
         let mut graph = w.build();
         let mut next = 0;
         group.bench_function(BenchmarkId::new("remove_record", n), |b| {
