@@ -14,7 +14,7 @@
 //! assert!(config.validate().is_err());
 //! ```
 
-use maxim_core::{check_unit, Error as CoreError};
+use maxim_core::{Error as CoreError, check_unit};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;

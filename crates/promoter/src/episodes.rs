@@ -96,7 +96,8 @@ impl RecurringElements {
     pub fn properties(&self) -> Vec<(&'static str, Value)> {
         let list = |items: &[String]| Value::List(items.iter().cloned().map(Value::Text).collect());
         let mut out = Vec::with_capacity(4);
-        for (key, items) in [(OBJECTS_KEY, &self.objects), (TOOLS_KEY, &self.tools), (GOALS_KEY, &self.goals)] {
+        for (key, items) in [(OBJECTS_KEY, &self.objects), (TOOLS_KEY, &self.tools), (GOALS_KEY, &self.goals)]
+        {
             if !items.is_empty() {
                 out.push((key, list(items)));
             }
@@ -126,7 +127,8 @@ pub fn recurring(
     let pick = |field: fn(&EpisodeElements) -> Vec<&str>| -> Vec<String> {
         let mut counts: FxHashMap<&str, usize> = FxHashMap::default();
         for ep in episodes {
-            let mut seen: Vec<&str> = field(ep).into_iter().map(str::trim).filter(|s| !s.is_empty()).collect();
+            let mut seen: Vec<&str> =
+                field(ep).into_iter().map(str::trim).filter(|s| !s.is_empty()).collect();
             seen.sort_unstable();
             seen.dedup();
             for s in seen {

@@ -50,7 +50,7 @@ pub struct PatternEntry {
     pub concept: RecordId,
     /// Its kind.
     pub kind: PatternKind,
-    /// The observations last credited.
+    /// The most observations credited.
     pub observations: u32,
     /// The source's confidence last seen.
     pub confidence: f64,
@@ -196,7 +196,8 @@ impl Ledger {
 
     /// Every pattern, by key (ascending).
     pub fn patterns(&self) -> Vec<(&str, &PatternEntry)> {
-        let mut out: Vec<(&str, &PatternEntry)> = self.patterns.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        let mut out: Vec<(&str, &PatternEntry)> =
+            self.patterns.iter().map(|(k, v)| (k.as_str(), v)).collect();
         out.sort_unstable_by(|a, b| a.0.cmp(b.0));
         out
     }
@@ -308,7 +309,8 @@ impl Ledger {
             if entry.evidence == 0 || entry.evidence > 3 {
                 return Err(format!("concept {id} has unknown evidence bits {}", entry.evidence));
             }
-            if entry.episodes.windows(2).any(|w| w[0] >= w[1]) || entry.episodes.len() > MAX_CREDITED_EPISODES {
+            if entry.episodes.windows(2).any(|w| w[0] >= w[1]) || entry.episodes.len() > MAX_CREDITED_EPISODES
+            {
                 return Err(format!("concept {id} has unordered or too many episodes"));
             }
             if entry.properties.windows(2).any(|w| w[0].0 >= w[1].0) {

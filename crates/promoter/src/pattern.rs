@@ -26,7 +26,9 @@
 use std::fmt::Write as _;
 
 use maxim_core::contracts::{CAUSAL_PATTERN, OPERATIONAL_PATTERN};
-use maxim_core::{ConceptProvenance, Error as CoreError, MetaValue, PromotionCandidate, RecordId, check_unit};
+use maxim_core::{
+    ConceptProvenance, Error as CoreError, MetaValue, PromotionCandidate, RecordId, check_unit,
+};
 use serde::{Deserialize, Serialize};
 
 /// The arrow between event and outcome in a causal pattern's name (U+2192).
@@ -168,7 +170,9 @@ pub(crate) fn analyse(candidate: &PromotionCandidate) -> Result<Analysed<'_>, Co
         Some(MetaValue::Id(id)) => Some(*id),
         Some(MetaValue::Text(t)) if t.trim().is_empty() => None,
         Some(MetaValue::Text(t)) => Some(
-            t.trim().parse::<RecordId>().map_err(|_| CoreError::invalid("ag_memory_id", "not a record id"))?,
+            t.trim()
+                .parse::<RecordId>()
+                .map_err(|_| CoreError::invalid("ag_memory_id", "not a record id"))?,
         ),
         Some(_) => return Err(CoreError::invalid("ag_memory_id", "not a record id")),
     };

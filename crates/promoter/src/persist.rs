@@ -134,7 +134,11 @@ impl SemanticPromoter {
         for (name, value) in &snapshot.counters {
             counters.set(name, *value);
         }
-        tracing::debug!(n_patterns = ledger.pattern_count(), n_concepts = ledger.concept_count(), "promoter loaded");
+        tracing::debug!(
+            n_patterns = ledger.pattern_count(),
+            n_concepts = ledger.concept_count(),
+            "promoter loaded"
+        );
         self.ledger = ledger;
         self.counters = counters;
         Ok(())

@@ -330,7 +330,8 @@ impl SemanticPromoter {
         C: ConceptStore + ?Sized,
         L: CrossLinks + ?Sized,
     {
-        let _s = tracing::debug_span!("promoter_scan", n_sources = self.sources.len() + extra.len()).entered();
+        let _s =
+            tracing::debug_span!("promoter_scan", n_sources = self.sources.len() + extra.len()).entered();
         let registered = self.sources.clone();
         let registered_reader = self.reader.clone();
         let reader = reader.or(registered_reader.as_deref());
@@ -435,7 +436,10 @@ impl SemanticPromoter {
         if c.observations < self.config.min_observations {
             return reject(
                 RejectedBy::Threshold,
-                format!("{} observations, fewer than the minimum {}", c.observations, self.config.min_observations),
+                format!(
+                    "{} observations, fewer than the minimum {}",
+                    c.observations, self.config.min_observations
+                ),
             );
         }
         if self.config.gate_enabled {
@@ -483,7 +487,9 @@ impl SemanticPromoter {
                 .filter(|(_, s)| s.is_finite())
                 .max_by(|x, y| x.1.total_cmp(&y.1));
             match best {
-                Some((id, score)) if score >= self.config.dedup_threshold => (id, Matched::Similar { score }, None),
+                Some((id, score)) if score >= self.config.dedup_threshold => {
+                    (id, Matched::Similar { score }, None)
+                }
                 _ => {
                     let prior = provenance_of_bits(a.bits);
                     let spec = ConceptSpec {
@@ -556,7 +562,10 @@ impl SemanticPromoter {
         }
         let grew = match &previous {
             Some(p) => c.observations > p.observations,
-            None => matches!(matched, Matched::Similar { .. }) || (matched == Matched::Found && credited_by_find.is_none()),
+            None => {
+                matches!(matched, Matched::Similar { .. })
+                    || (matched == Matched::Found && credited_by_find.is_none())
+            }
         };
         if out.reinforcements == 0 && grew {
             let last = self.ledger.concept(concept).and_then(|e| e.episodes.last().copied());
@@ -571,10 +580,13 @@ impl SemanticPromoter {
             }
             out.reinforcements += 1;
         }
-        if previous.as_ref().is_none_or(|p| p.observations != c.observations || p.confidence != c.confidence) {
+        // The most observations ever credited: a source that forgot some and learns them
+        // again brings no new evidence until it passes that count.
+        let observations = previous.as_ref().map_or(c.observations, |p| p.observations.max(c.observations));
+        if previous.as_ref().is_none_or(|p| p.observations != observations || p.confidence != c.confidence) {
             self.ledger.apply(Op::Evidence {
                 pattern: a.key.clone(),
-                observations: c.observations,
+                observations,
                 confidence: c.confidence,
                 at: now,
             });
@@ -594,7 +606,8 @@ impl SemanticPromoter {
             if let (true, Some(event), Some(outcome)) = (due, a.event, a.outcome) {
                 match Self::relate(event, outcome, concepts, c, trust) {
                     Ok(n) => {
-                        self.ledger.apply(Op::Related { pattern: a.key.clone(), observations: c.observations });
+                        self.ledger
+                            .apply(Op::Related { pattern: a.key.clone(), observations: c.observations });
                         out.relationships = n;
                     }
                     Err(err) => return fail(report, Stage::Relationships, err),
@@ -641,7 +654,9 @@ impl SemanticPromoter {
         };
         match concepts.find_or_create_concept(&spec) {
             Ok((id, _)) if id == concept => Ok(()),
-            Ok((id, _)) => Err(format!("the store resolved the name {:?} to concept {id}, not {concept}", spec.name)),
+            Ok((id, _)) => {
+                Err(format!("the store resolved the name {:?} to concept {id}, not {concept}", spec.name))
+            }
             Err(err) => Err(err.to_string()),
         }
     }
@@ -663,12 +678,22 @@ impl SemanticPromoter {
         let n = entry.episodes.len();
         let newest = &entry.episodes[n.saturating_sub(self.config.max_episodes_read)..];
         let read: Vec<_> = newest.iter().filter_map(|&id| reader.read_episode(id)).collect();
-        let found = recurring(&read, self.config.recurrence_share, self.config.min_recurrence, self.config.max_elements);
-        let changed: Vec<(&'static str, maxim_core::Value)> =
-            found.properties().into_iter().filter(|(key, value)| entry.property(key) != Some(value)).collect();
+        let found = recurring(
+            &read,
+            self.config.recurrence_share,
+            self.config.min_recurrence,
+            self.config.max_elements,
+        );
+        let changed: Vec<(&'static str, maxim_core::Value)> = found
+            .properties()
+            .into_iter()
+            .filter(|(key, value)| entry.property(key) != Some(value))
+            .collect();
         let mut written = 0;
         for (key, value) in changed {
-            concepts.set_concept_property(concept, key, value.clone(), &c.source, trust).map_err(|e| e.to_string())?;
+            concepts
+                .set_concept_property(concept, key, value.clone(), &c.source, trust)
+                .map_err(|e| e.to_string())?;
             self.ledger.apply(Op::Property { concept, key: key.to_owned(), value });
             written += 1;
         }
@@ -694,8 +719,9 @@ impl SemanticPromoter {
             source: c.source.clone(),
             trust,
         };
-        let (event_id, _) =
-            concepts.find_or_create_concept(&endpoint(event, EVENT_CATEGORY, "event")).map_err(|e| e.to_string())?;
+        let (event_id, _) = concepts
+            .find_or_create_concept(&endpoint(event, EVENT_CATEGORY, "event"))
+            .map_err(|e| e.to_string())?;
         let (outcome_id, _) = concepts
             .find_or_create_concept(&endpoint(outcome, OUTCOME_CATEGORY, "outcome"))
             .map_err(|e| e.to_string())?;
@@ -720,7 +746,9 @@ impl SemanticPromoter {
         let mut wanted: Vec<(LayerRecord, LayerRecord, CrossEdgeKind, f64)> = a
             .episodes
             .iter()
-            .map(|&e| (atl, LayerRecord::new(LayerKind::Hippocampus, e), CrossEdgeKind::DerivedFrom, confidence))
+            .map(|&e| {
+                (atl, LayerRecord::new(LayerKind::Hippocampus, e), CrossEdgeKind::DerivedFrom, confidence)
+            })
             .collect();
         if let Some(coherence) = a.phase_coherence.filter(|&p| p > self.config.phase_coherence_threshold) {
             wanted.push((atl, atl, CrossEdgeKind::TemporallyCorrelates, coherence));
@@ -729,7 +757,8 @@ impl SemanticPromoter {
             let ag = LayerRecord::new(LayerKind::AngularGyrus, ag);
             wanted.push((ag, atl, CrossEdgeKind::StatisticallyConfirms, confidence));
         }
-        let mut existing: FxHashMap<LayerRecord, FxHashMap<(LayerRecord, CrossEdgeKind), f64>> = FxHashMap::default();
+        let mut existing: FxHashMap<LayerRecord, FxHashMap<(LayerRecord, CrossEdgeKind), f64>> =
+            FxHashMap::default();
         let mut added = 0;
         for (from, to, kind, weight) in wanted {
             let edges = existing.entry(from).or_insert_with(|| {

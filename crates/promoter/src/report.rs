@@ -150,6 +150,9 @@ impl PromotionReport {
         self.promoted.is_empty()
             && self.reinforced.is_empty()
             && self.failed.is_empty()
-            && self.unchanged.iter().all(|p| p.edges_added == 0 && p.properties_written == 0 && p.relationships == 0)
+            && self
+                .unchanged
+                .iter()
+                .all(|p| p.edges_added == 0 && p.properties_written == 0 && p.relationships == 0)
     }
 }

@@ -1,0 +1,8 @@
+//! Integration tests of the promoter: one binary, one module per concern.
+
+mod bad_input;
+mod common;
+mod idempotence;
+mod persistence;
+mod pipeline;
+mod sources_gate;
