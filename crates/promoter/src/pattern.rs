@@ -143,9 +143,6 @@ pub(crate) struct Analysed<'a> {
     pub(crate) outcome: Option<&'a str>,
     pub(crate) ag_record: Option<RecordId>,
     pub(crate) phase_coherence: Option<f64>,
-    pub(crate) definition: String,
-    /// What the concept would be embedded as: `<name>. <definition>`.
-    pub(crate) text: String,
 }
 
 /// Checks `candidate` (name and category not blank, confidence and phase coherence finite in
@@ -176,17 +173,21 @@ pub(crate) fn analyse(candidate: &PromotionCandidate) -> Result<Analysed<'_>, Co
         ),
         Some(_) => return Err(CoreError::invalid("ag_memory_id", "not a record id")),
     };
-    let mut episodes = Vec::with_capacity(candidate.source_memory_ids.len());
-    for &id in &candidate.source_memory_ids {
-        if !episodes.contains(&id) {
-            episodes.push(id);
+    let ids = &candidate.source_memory_ids;
+    let mut episodes = Vec::with_capacity(ids.len());
+    if ids.len() <= 32 {
+        for &id in ids {
+            if !episodes.contains(&id) {
+                episodes.push(id);
+            }
         }
+    } else {
+        let mut seen = rustc_hash::FxHashSet::default();
+        episodes.extend(ids.iter().copied().filter(|&id| seen.insert(id)));
     }
     let kind = PatternKind::of(candidate);
     let (event, outcome) =
         if kind == PatternKind::Causal { event_and_outcome(candidate) } else { (None, None) };
-    let definition = definition(candidate);
-    let text = format!("{name}. {definition}");
     Ok(Analysed {
         kind,
         key: format!("{category}\u{1f}{name}"),
@@ -198,7 +199,5 @@ pub(crate) fn analyse(candidate: &PromotionCandidate) -> Result<Analysed<'_>, Co
         outcome,
         ag_record,
         phase_coherence,
-        definition,
-        text,
     })
 }

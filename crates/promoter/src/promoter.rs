@@ -41,7 +41,6 @@ use maxim_core::{
     ConceptProvenance, ConceptSpec, ConceptStore, CrossEdgeKind, CrossLinks, LayerKind, LayerRecord,
     PromotionCandidate, PromotionSource, RandomnessGate, RecordId, SharedClock, SystemClock,
 };
-use rustc_hash::FxHashMap;
 
 use crate::config::PromoterConfig;
 use crate::episodes::{EpisodeReader, recurring};
@@ -242,6 +241,9 @@ impl std::fmt::Debug for SemanticPromoter {
             .finish_non_exhaustive()
     }
 }
+
+/// An outgoing cross-layer edge: target, kind, weight.
+type OutEdge = (LayerRecord, CrossEdgeKind, f64);
 
 /// What one candidate's steps share.
 struct Step<'s, 'c> {
@@ -481,8 +483,10 @@ impl SemanticPromoter {
         let (concept, matched, credited_by_find) = if let Some(p) = &previous {
             (p.concept, Matched::Known, None)
         } else {
+            let definition = crate::pattern::definition(c);
+            let text = format!("{}. {definition}", a.name);
             let best = concepts
-                .similar_concepts(&a.text, self.config.dedup_candidates)
+                .similar_concepts(&text, self.config.dedup_candidates)
                 .into_iter()
                 .filter(|(_, s)| s.is_finite())
                 .max_by(|x, y| x.1.total_cmp(&y.1));
@@ -495,7 +499,7 @@ impl SemanticPromoter {
                     let spec = ConceptSpec {
                         name: a.name.to_owned(),
                         category: a.category.to_owned(),
-                        definition: a.definition.clone(),
+                        definition,
                         provenance: prior,
                         source_episode: a.episodes.first().copied(),
                         source: c.source.clone(),
@@ -757,18 +761,30 @@ impl SemanticPromoter {
             let ag = LayerRecord::new(LayerKind::AngularGyrus, ag);
             wanted.push((ag, atl, CrossEdgeKind::StatisticallyConfirms, confidence));
         }
-        let mut existing: FxHashMap<LayerRecord, FxHashMap<(LayerRecord, CrossEdgeKind), f64>> =
-            FxHashMap::default();
+        // The edges already there, per source record, sorted for binary search.
+        let mut existing: Vec<(LayerRecord, Vec<OutEdge>)> = Vec::with_capacity(2);
         let mut added = 0;
         for (from, to, kind, weight) in wanted {
-            let edges = existing.entry(from).or_insert_with(|| {
-                links.cross_edges_from(from).into_iter().map(|(to, kind, w)| ((to, kind), w)).collect()
-            });
-            if edges.get(&(to, kind)).is_some_and(|&w| w >= weight) {
-                continue;
+            let at = if let Some(i) = existing.iter().position(|(f, _)| *f == from) {
+                i
+            } else {
+                let mut edges = links.cross_edges_from(from);
+                edges.sort_unstable_by_key(|e| (e.0, e.1));
+                existing.push((from, edges));
+                existing.len() - 1
+            };
+            let edges = &mut existing[at].1;
+            match edges.binary_search_by(|e| (e.0, e.1).cmp(&(to, kind))) {
+                Ok(i) if edges[i].2 >= weight => continue,
+                Ok(i) => {
+                    links.add_cross_edge(from, to, kind, weight).map_err(|e| e.to_string())?;
+                    edges[i].2 = weight;
+                }
+                Err(i) => {
+                    links.add_cross_edge(from, to, kind, weight).map_err(|e| e.to_string())?;
+                    edges.insert(i, (to, kind, weight));
+                }
             }
-            links.add_cross_edge(from, to, kind, weight).map_err(|e| e.to_string())?;
-            edges.insert((to, kind), weight);
             added += 1;
         }
         Ok(added)
