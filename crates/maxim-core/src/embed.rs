@@ -33,6 +33,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::error::{Error, Result};
+use crate::hash::{FNV_OFFSET, Fnv1a};
 use crate::id::RecordId;
 use crate::text::for_each_token;
 
@@ -621,16 +622,11 @@ impl TryFrom<IndexData> for VectorIndex {
 // ---------------------------------------------------------------------------------------------
 // Internals.
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
 /// FNV-1a 64 of `bytes`, continuing from the state `h`.
-fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(FNV_PRIME);
-    }
-    h
+fn fnv1a(h: u64, bytes: &[u8]) -> u64 {
+    let mut state = Fnv1a::from_state(h);
+    state.write(bytes);
+    state.finish()
 }
 
 /// MurmurHash3's 64-bit finaliser: spreads FNV's weak low bits over the whole word.
@@ -674,7 +670,7 @@ fn for_each_char_ngram(token: &str, n: usize, mut f: impl FnMut(u64)) {
         for start in 0..=padded_len - n {
             let mut h = FNV_OFFSET ^ u64::from(b'c');
             for i in start..start + n {
-                h = (h ^ u64::from(byte_at(i))).wrapping_mul(FNV_PRIME);
+                h = (h ^ u64::from(byte_at(i))).wrapping_mul(crate::hash::FNV_PRIME);
             }
             f(h);
         }
