@@ -219,3 +219,40 @@ fn structured_patterns_are_promoted_noise_rejected_small_samples_let_through() {
     assert_eq!(atl.concept(grasp).unwrap().reinforcement_count, 21);
     assert_eq!(derived(&links, grasp), 21);
 }
+
+/// §11's [run] vector, as maxim answers it: a link with four positive observations on
+/// episodes m0..m3. The original made the concept with m0 (reinforcement 1, one source
+/// episode, four DERIVED_FROM edges of weight 0.7) and on a second scan reinforced it five
+/// times more and stacked four more edges (8). Here each episode is credited once, at the
+/// first scan, and the second scan changes nothing.
+#[test]
+fn the_reference_vector_credits_each_episode_once() {
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let mut nac = Nac::with_clock(clock.shared());
+    for m in 0..4u128 {
+        clock.advance(std::time::Duration::from_secs(60));
+        nac.observe(
+            &Observation::new("tool", "tool:grasp", "tool_result", "tool:grasp:positive", Valence::Positive)
+                .memory(RecordId::from_u128(m + 1)),
+        )
+        .unwrap();
+    }
+    let mut atl = Atl::builder().clock(clock.shared()).id_seed(4).build().unwrap();
+    let mut links = Links::default();
+    let mut promoter =
+        SemanticPromoter::builder().clock(clock.shared()).gate(Arc::new(IpsGate::default())).build().unwrap();
+    let first = promoter.scan_with(&[&nac as &dyn PromotionSource], None, &mut atl, &mut links);
+    let id = first.promoted[0].concept;
+    let concept = atl.concept(id).unwrap();
+    assert_eq!(concept.name, "tool:grasp → tool:grasp:positive");
+    assert_eq!(concept.reinforcement_count, 4);
+    assert_eq!(concept.source_episode_ids, (1..=4).map(RecordId::from_u128).collect::<Vec<_>>());
+    let edges = links.cross_edges_from(LayerRecord::new(LayerKind::Atl, id));
+    assert_eq!(edges.len(), 4);
+    assert!(edges.iter().all(|e| e.1 == CrossEdgeKind::DerivedFrom && (e.2 - 0.7).abs() < 1e-12));
+
+    let second = promoter.scan_with(&[&nac as &dyn PromotionSource], None, &mut atl, &mut links);
+    assert_eq!(second.unchanged[0].concept, id);
+    assert_eq!(atl.concept(id).unwrap().reinforcement_count, 4);
+    assert_eq!(links.cross_edges_from(LayerRecord::new(LayerKind::Atl, id)).len(), 4);
+}
