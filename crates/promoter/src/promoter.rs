@@ -545,6 +545,9 @@ impl SemanticPromoter {
         };
 
         // 2-3. Reinforce with the new evidence, merging the provenance when it changed.
+        // The most observations ever credited: a source that forgot some and learns them
+        // again brings no new evidence until it passes that count.
+        let observations = previous.as_ref().map_or(c.observations, |p| p.observations.max(c.observations));
         let turned = prior_bits != 0 && provenance_of_bits(prior_bits) != provenance;
         let mut merge_pending = turned;
         let new_episodes: Vec<RecordId> = {
@@ -584,9 +587,6 @@ impl SemanticPromoter {
             }
             out.reinforcements += 1;
         }
-        // The most observations ever credited: a source that forgot some and learns them
-        // again brings no new evidence until it passes that count.
-        let observations = previous.as_ref().map_or(c.observations, |p| p.observations.max(c.observations));
         if previous.as_ref().is_none_or(|p| p.observations != observations || p.confidence != c.confidence) {
             self.ledger.apply(Op::Evidence {
                 pattern: a.key.clone(),
@@ -606,12 +606,11 @@ impl SemanticPromoter {
 
         // 5. CAUSES between the event and the outcome.
         if self.config.form_relationships && a.kind == PatternKind::Causal {
-            let due = previous.as_ref().and_then(|p| p.related_at).is_none_or(|r| c.observations > r);
+            let due = previous.as_ref().and_then(|p| p.related_at).is_none_or(|r| observations > r);
             if let (true, Some(event), Some(outcome)) = (due, a.event, a.outcome) {
                 match Self::relate(event, outcome, concepts, c, trust) {
                     Ok(n) => {
-                        self.ledger
-                            .apply(Op::Related { pattern: a.key.clone(), observations: c.observations });
+                        self.ledger.apply(Op::Related { pattern: a.key.clone(), observations });
                         out.relationships = n;
                     }
                     Err(err) => return fail(report, Stage::Relationships, err),

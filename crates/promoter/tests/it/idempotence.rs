@@ -168,3 +168,18 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn evidence_counts_only_past_the_most_observations_credited() {
+    let mut p = promoter();
+    let (mut concepts, mut links) = (Concepts::default(), Links::default());
+    let mut times_defined = Vec::new();
+    for n in [5, 3, 4, 5, 6] {
+        // The source forgets and relearns: episodes 0..n of the same pattern.
+        p.promote_candidates("nac", &[causal("tool:grasp", eps(0..n), 0.7)], &mut concepts, &mut links);
+        times_defined.push(concepts.relations.values().next().unwrap().2);
+    }
+    assert_eq!(times_defined, [1, 1, 1, 1, 2], "CAUSES is formed again only past 5 observations");
+    let id = concepts.by_name("tool:grasp → tool:grasp:positive").unwrap().0;
+    assert_eq!(concepts.concept(id).reinforcements, 6);
+}
