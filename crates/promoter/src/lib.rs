@@ -23,7 +23,8 @@
 //! - [`EpisodeReader`]: how the promoter reads source episodes ([`EpisodeElements`]); any
 //!   `Fn(RecordId) -> Option<EpisodeElements>` is one.
 //! - [`Ledger`]: what was credited already, so a second scan over the same evidence changes
-//!   nothing; saved and loaded through the core codec ([`persist`]).
+//!   nothing; saved and loaded through the core codec ([`persist`]), and journaled when the
+//!   promoter is opened on a directory ([`journal`]).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -121,6 +122,7 @@
 pub mod config;
 pub mod episodes;
 pub mod error;
+pub mod journal;
 pub mod ledger;
 pub mod pattern;
 pub mod persist;

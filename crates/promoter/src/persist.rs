@@ -1,6 +1,6 @@
 //! Saving and loading the promoter's ledger through the core snapshot codec.
 //!
-//! A snapshot of kind `promoter` holds the ledger (every pattern with its concept and the
+//! A snapshot of kind `promoter` holds the journal sequence number it includes, the ledger (every pattern with its concept and the
 //! evidence credited, every concept with its credited episodes, evidence kinds, properties
 //! written and known name) and the counters. Saving is atomic and overwrites only a file this
 //! promoter created or read ([`maxim_core::ownership`]); loading checks the whole file before
@@ -39,6 +39,8 @@ pub const SCHEMA_VERSION: u16 = 1;
 #[derive(Serialize)]
 struct SnapshotOut<'a> {
     schema: u16,
+    /// The last journaled operation the snapshot holds (0 without a journal).
+    journal_seq: u64,
     patterns: Vec<(&'a String, &'a PatternEntry)>,
     concepts: Vec<(&'a RecordId, &'a ConceptEntry)>,
     counters: Vec<(&'static str, u64)>,
@@ -47,6 +49,7 @@ struct SnapshotOut<'a> {
 #[derive(Deserialize)]
 struct SnapshotIn {
     schema: u16,
+    journal_seq: u64,
     patterns: Vec<(String, PatternEntry)>,
     concepts: Vec<(RecordId, ConceptEntry)>,
     counters: Vec<(String, u64)>,
@@ -57,11 +60,20 @@ impl SemanticPromoter {
     /// ([`maxim_core::Error::OverwriteRefused`]) to overwrite a file this promoter neither
     /// created nor read unless [`allow_overwrite`](Self::allow_overwrite) says so.
     pub(crate) fn save_to_path(&self, path: &Path) -> Result<()> {
+        let seq =
+            self.journal.as_ref().map_or(self.loaded_journal_seq, maxim_core::journal::StoreDir::last_seq);
+        self.save_recording(path, seq)
+    }
+
+    /// Saves to `path` under the ownership guard, recording `journal_seq` as the last
+    /// journaled operation the snapshot holds.
+    pub(crate) fn save_recording(&self, path: &Path, journal_seq: u64) -> Result<()> {
         let _s = tracing::debug_span!("promoter_save", n_patterns = self.ledger.pattern_count()).entered();
         self.claims.check_writable(path)?;
         let (patterns, concepts) = self.ledger.to_parts();
         let snapshot = SnapshotOut {
             schema: SCHEMA_VERSION,
+            journal_seq,
             patterns,
             concepts,
             counters: Counters::NAMES.into_iter().zip(self.counters.to_array()).collect(),
@@ -84,6 +96,7 @@ impl SemanticPromoter {
 
     pub(crate) fn load_from_path(&mut self, path: &Path) -> Result<()> {
         let _s = tracing::debug_span!("promoter_load").entered();
+        self.refuse_if_journaled()?;
         let snapshot: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
         self.install(path, snapshot)?;
         self.claims.claim(path);
@@ -95,6 +108,7 @@ impl SemanticPromoter {
     pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("promoter_load_with_recovery").entered();
+        self.refuse_if_journaled()?;
         let (snapshot, recovery) = match codec::load_with_recovery::<SnapshotIn>(path, SNAPSHOT_KIND) {
             Ok(found) => found,
             Err(e) if codec::is_missing(&e) => return Ok(LoadOutcome::Missing),
@@ -110,6 +124,15 @@ impl SemanticPromoter {
         self.install(&source, snapshot)?;
         self.claims.claim(path);
         Ok(outcome)
+    }
+
+    /// A promoter open on a directory takes its ledger from there: loading another file
+    /// would leave the journal describing a different ledger.
+    fn refuse_if_journaled(&self) -> Result<()> {
+        if self.journal.is_some() {
+            return Err(maxim_core::Error::invalid("load", "the promoter is open on a directory").into());
+        }
+        Ok(())
     }
 
     /// Checks `snapshot` (read from `path`) and, only when all of it holds, replaces the
@@ -141,6 +164,7 @@ impl SemanticPromoter {
         );
         self.ledger = ledger;
         self.counters = counters;
+        self.loaded_journal_seq = snapshot.journal_seq;
         Ok(())
     }
 }

@@ -36,6 +36,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use maxim_core::journal::{StoreDir, SyncPolicy};
 use maxim_core::ownership::FileClaims;
 use maxim_core::{
     ConceptProvenance, ConceptSpec, ConceptStore, CrossEdgeKind, CrossLinks, LayerKind, LayerRecord,
@@ -70,6 +71,7 @@ pub struct PromoterBuilder {
     gate: Option<Arc<dyn RandomnessGate>>,
     sources: Vec<Arc<dyn PromotionSource>>,
     reader: Option<Arc<dyn EpisodeReader>>,
+    sync_policy: SyncPolicy,
 }
 
 impl std::fmt::Debug for PromoterBuilder {
@@ -115,7 +117,23 @@ impl PromoterBuilder {
         self
     }
 
-    /// The promoter, once the settings are checked. Errors: a setting out of range,
+    /// When the journal of a promoter opened on a directory reaches stable storage (default
+    /// [`SyncPolicy::default`], a group commit once a second).
+    pub fn sync_policy(&mut self, policy: SyncPolicy) -> &mut Self {
+        self.sync_policy = policy;
+        self
+    }
+
+    /// The promoter opened on the directory `dir` (created if missing): the ledger's snapshot
+    /// `promoter.snap` (or its backup) loaded and its journal replayed, every later change of
+    /// the ledger journaled before it is applied. Errors: the settings, another open promoter
+    /// holding the directory ([`maxim_core::Error::Locked`]), or damage the snapshot's backup
+    /// does not cover. See [`journal`](crate::journal).
+    pub fn open(&self, dir: impl AsRef<Path>) -> Result<SemanticPromoter> {
+        self.build()?.open_dir(dir.as_ref(), self.sync_policy)
+    }
+
+    /// The promoter in memory, once the settings are checked. Errors: a setting out of range,
     /// [`Error::NoGate`].
     pub fn build(&self) -> Result<SemanticPromoter> {
         self.config.validate()?;
@@ -131,6 +149,8 @@ impl PromoterBuilder {
             ledger: Ledger::default(),
             counters: Counters::default(),
             claims: FileClaims::new(),
+            journal: None,
+            loaded_journal_seq: 0,
         })
     }
 }
@@ -228,6 +248,10 @@ pub struct SemanticPromoter {
     pub(crate) ledger: Ledger,
     pub(crate) counters: Counters,
     pub(crate) claims: FileClaims,
+    /// The directory and journal, when opened on one.
+    pub(crate) journal: Option<StoreDir<Op>>,
+    /// The journal sequence number the last loaded snapshot recorded.
+    pub(crate) loaded_journal_seq: u64,
 }
 
 impl std::fmt::Debug for SemanticPromoter {
@@ -238,6 +262,7 @@ impl std::fmt::Debug for SemanticPromoter {
             .field("gate", &self.gate.is_some())
             .field("reader", &self.reader.is_some())
             .field("patterns", &self.ledger.pattern_count())
+            .field("journaled", &self.journal.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -290,13 +315,14 @@ impl SemanticPromoter {
 
     /// Forgets concept `id` and the patterns promoted into it (wire it to the concept store's
     /// deletion callback); the next scan promotes those patterns afresh. Returns whether the
-    /// concept was known.
-    pub fn forget_concept(&mut self, id: RecordId) -> bool {
-        let known = self.ledger.concept(id).is_some();
-        if known {
-            self.ledger.apply(Op::ForgetConcept { concept: id });
+    /// concept was known. Errors: the journal refused the write (nothing changed).
+    pub fn forget_concept(&mut self, id: RecordId) -> Result<bool> {
+        let _s = tracing::debug_span!("promoter_forget_concept", %id).entered();
+        if self.ledger.concept(id).is_none() {
+            return Ok(false);
         }
-        known
+        self.record(Op::ForgetConcept { concept: id })?;
+        Ok(true)
     }
 
     /// The running totals and the ledger's size.
@@ -519,17 +545,22 @@ impl SemanticPromoter {
         if previous.is_none() || bits != prior_bits {
             let known_as = (previous.is_none() && matches!(matched, Matched::Created | Matched::Found))
                 .then(|| (a.name.to_owned(), a.category.to_owned()));
-            self.ledger.apply(Op::Bind {
+            let bind = Op::Bind {
                 pattern: a.key.clone(),
                 concept,
                 kind: a.kind,
                 evidence: a.bits,
                 known_as,
                 at: now,
-            });
+            };
+            if let Err(err) = self.record(bind) {
+                return fail(report, Stage::Journal, err.to_string());
+            }
         }
         if let Some(episode) = credited_by_find {
-            self.ledger.apply(Op::Credit { concept, episode });
+            if let Err(err) = self.record(Op::Credit { concept, episode }) {
+                return fail(report, Stage::Journal, err.to_string());
+            }
         }
         let mut out = Promotion {
             source: (*source).to_owned(),
@@ -564,7 +595,9 @@ impl SemanticPromoter {
             if let Err(err) = result {
                 return fail(report, Stage::Reinforce, err);
             }
-            self.ledger.apply(Op::Credit { concept, episode });
+            if let Err(err) = self.record(Op::Credit { concept, episode }) {
+                return fail(report, Stage::Journal, err.to_string());
+            }
             out.reinforcements += 1;
         }
         let grew = match &previous {
@@ -588,12 +621,11 @@ impl SemanticPromoter {
             out.reinforcements += 1;
         }
         if previous.as_ref().is_none_or(|p| p.observations != observations || p.confidence != c.confidence) {
-            self.ledger.apply(Op::Evidence {
-                pattern: a.key.clone(),
-                observations,
-                confidence: c.confidence,
-                at: now,
-            });
+            let evidence =
+                Op::Evidence { pattern: a.key.clone(), observations, confidence: c.confidence, at: now };
+            if let Err(err) = self.record(evidence) {
+                return fail(report, Stage::Journal, err.to_string());
+            }
         }
 
         // 4. Recurring elements of the credited episodes.
@@ -610,7 +642,9 @@ impl SemanticPromoter {
             if let (true, Some(event), Some(outcome)) = (due, a.event, a.outcome) {
                 match Self::relate(event, outcome, concepts, c, trust) {
                     Ok(n) => {
-                        self.ledger.apply(Op::Related { pattern: a.key.clone(), observations });
+                        if let Err(err) = self.record(Op::Related { pattern: a.key.clone(), observations }) {
+                            return fail(report, Stage::Journal, err.to_string());
+                        }
                         out.relationships = n;
                     }
                     Err(err) => return fail(report, Stage::Relationships, err),
@@ -697,10 +731,10 @@ impl SemanticPromoter {
             concepts
                 .set_concept_property(concept, key, value.clone(), &c.source, trust)
                 .map_err(|e| e.to_string())?;
-            self.ledger.apply(Op::Property { concept, key: key.to_owned(), value });
+            self.record(Op::Property { concept, key: key.to_owned(), value }).map_err(|e| e.to_string())?;
             written += 1;
         }
-        self.ledger.apply(Op::Extracted { concept });
+        self.record(Op::Extracted { concept }).map_err(|e| e.to_string())?;
         Ok(written)
     }
 

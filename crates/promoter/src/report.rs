@@ -99,6 +99,9 @@ pub enum Stage {
     Relationships,
     /// Adding cross-layer edges.
     Edges,
+    /// Journaling what was done (a promoter open on a directory). The write that the journal
+    /// refused was not applied to the ledger either.
+    Journal,
 }
 
 /// Something that failed; the scan went on without it.

@@ -106,8 +106,8 @@ fn a_forgotten_concept_is_promoted_afresh() {
     let first =
         p.promote_candidates("nac", &[causal("tool:grasp", eps(0..3), 0.7)], &mut concepts, &mut links);
     let id = first.promoted[0].concept;
-    assert!(p.forget_concept(id));
-    assert!(!p.forget_concept(id));
+    assert!(p.forget_concept(id).unwrap());
+    assert!(!p.forget_concept(id).unwrap());
     assert_eq!(p.concept_of("causal_pattern", "tool:grasp → tool:grasp:positive"), None);
     // The store still has it; the promoter finds it again by similarity and credits the
     // episodes to it as new evidence.

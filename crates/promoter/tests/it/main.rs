@@ -3,6 +3,7 @@
 mod bad_input;
 mod common;
 mod idempotence;
+mod journal;
 mod model;
 mod persistence;
 mod pipeline;
