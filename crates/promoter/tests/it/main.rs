@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod common;
+mod golden;
 mod idempotence;
 mod journal;
 mod model;
