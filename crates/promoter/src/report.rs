@@ -49,8 +49,9 @@ pub struct Promotion {
     /// The concept's provenance as the promoter knows it (hybrid once causal and statistical
     /// evidence agree on it).
     pub provenance: ConceptProvenance,
-    /// Reinforcements sent to the store (one per newly credited episode, or one for new
-    /// evidence without episodes; the creation itself is not counted).
+    /// Reinforcements sent to the store: one per newly credited episode (a lookup that finds
+    /// an existing concept with the first episode counts as one), or one for new evidence
+    /// without episodes. A creation is not counted.
     pub reinforcements: u32,
     /// Properties written (recurring elements).
     pub properties_written: u32,
