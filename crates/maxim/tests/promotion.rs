@@ -256,3 +256,57 @@ fn the_reference_vector_credits_each_episode_once() {
     assert_eq!(atl.concept(id).unwrap().reinforcement_count, 4);
     assert_eq!(links.cross_edges_from(LayerRecord::new(LayerKind::Atl, id)).len(), 4);
 }
+
+/// The recurring elements come from the real episodic layer: episodes captured in the
+/// hippocampus, learned from by NAc under their ids, read back by the promoter through a
+/// closure over `Hippocampus::peek` (which records no access).
+#[test]
+fn recurring_elements_of_hippocampus_episodes_become_atl_properties() {
+    use maxim::hippocampus::{Episode, Hippocampus, NewEpisode};
+    use maxim::maxim_core::Value;
+    use maxim::promoter::EpisodeElements;
+
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let mut hippo = Hippocampus::builder().clock(clock.shared()).id_seed(8).build().unwrap();
+    let mut nac = Nac::with_clock(clock.shared());
+    for i in 0..6 {
+        clock.advance(std::time::Duration::from_secs(600));
+        let mut e = NewEpisode::default();
+        e.perception.detected_objects =
+            if i < 4 { vec!["mug".into(), "table".into()] } else { vec!["box".into()] };
+        e.action.tool_name = "grasp".into();
+        e.context.active_goal = Some("make coffee".into());
+        e.outcome.success = Some(i != 5);
+        let id = hippo.capture(e).unwrap();
+        nac.observe(
+            &Observation::new("tool", "tool:grasp", "tool_result", "tool:grasp:positive", Valence::Positive)
+                .memory(id),
+        )
+        .unwrap();
+    }
+    let read = |id: RecordId| -> Option<EpisodeElements> {
+        match hippo.peek(id)? {
+            Episode::Full(m) => Some(EpisodeElements {
+                objects: m.perception.detected_objects.iter().map(ToString::to_string).collect(),
+                tools: vec![m.action.tool_name.to_string()],
+                goals: m.goal().map(str::to_owned).into_iter().collect(),
+                outcome: m.outcome.success.map(|ok| if ok { "success" } else { "failure" }.to_owned()),
+            }),
+            Episode::Compressed(_) => None,
+        }
+    };
+    let mut atl = Atl::builder().clock(clock.shared()).id_seed(5).build().unwrap();
+    let mut links = Links::default();
+    let mut promoter =
+        SemanticPromoter::builder().clock(clock.shared()).gate(Arc::new(IpsGate::default())).build().unwrap();
+    let report = promoter.scan_with(&[&nac as &dyn PromotionSource], Some(&read), &mut atl, &mut links);
+    assert_eq!(report.promoted[0].properties_written, 4, "{report:#?}");
+    let id = report.promoted[0].concept;
+    let texts = |v: &[&str]| Value::List(v.iter().map(|s| Value::Text((*s).to_owned())).collect());
+    assert_eq!(atl.property(id, "recurring_objects"), Some(&texts(&["mug", "table"])));
+    assert_eq!(atl.property(id, "recurring_tools"), Some(&texts(&["grasp"])));
+    assert_eq!(atl.property(id, "recurring_goals"), Some(&texts(&["make coffee"])));
+    assert_eq!(atl.property(id, "typical_outcome"), Some(&Value::Text("success".into())));
+    let again = promoter.scan_with(&[&nac as &dyn PromotionSource], Some(&read), &mut atl, &mut links);
+    assert!(again.is_quiet());
+}
