@@ -31,7 +31,8 @@
 //!    An edge is added only when it is missing or weaker, so edges never stack.
 //!
 //! What was credited is kept in the promoter's [`Ledger`] (the contracts give no way to read
-//! it back from the stores), which [`save`](SemanticPromoter::save) persists.
+//! it back from the stores), which [`save`](SemanticPromoter::save) persists and a promoter
+//! opened on a directory ([`PromoterBuilder::open`]) journals change by change.
 
 use std::path::Path;
 use std::sync::Arc;
