@@ -1,0 +1,8 @@
+//! Integration tests of the mathematical layer: one binary, one module per concern.
+
+mod bad_input;
+mod common;
+mod compute;
+mod contract;
+mod layer;
+mod planted;
