@@ -17,6 +17,8 @@
 //! - [`fit`]: the pattern fitting the original declared but never built: trends, all-pairs
 //!   correlation with Benjamini–Hochberg, and cosinor (circadian) fits, over many series in
 //!   parallel; [`patterns`] stores confirmed fits as PATTERN records.
+//! - [`Statistician`]: per-metric series, the pattern detector's state machine, escalation
+//!   to the fitters, and the core [`PromotionSource`](maxim_core::PromotionSource).
 //!
 //! ```
 //! use angular_gyrus::{AngularGyrus, MathCategory, MathFilter, fit};
@@ -59,6 +61,7 @@ pub mod layer;
 pub mod patterns;
 pub mod persist;
 pub mod record;
+pub mod statistician;
 pub mod store;
 
 pub use consolidate::retention_score;
@@ -66,6 +69,7 @@ pub use error::{Error, Result};
 pub use maxim_core;
 pub use persist::{SCHEMA_VERSION, SNAPSHOT_KIND};
 pub use record::{CompressedMathRecord, MAX_NAME_LEN, MathCategory, MathEntry, MathRecord, Origin};
+pub use statistician::{DetectorState, PatternDetector, Statistician, StatisticianConfig};
 pub use store::{
     AngularGyrus, AngularGyrusBuilder, AngularGyrusConfig, LAYER_NAME, MathFilter, MathRelation, Op,
     built_in_id,

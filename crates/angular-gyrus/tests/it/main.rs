@@ -6,3 +6,4 @@ mod compute;
 mod contract;
 mod layer;
 mod planted;
+mod statistician;
