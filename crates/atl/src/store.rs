@@ -30,10 +30,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::names::{name_key, name_key_into};
 use maxim_core::embed::{Embedder, HashEmbedder, VectorIndex};
 use maxim_core::graph::{ActivationParams, Graph};
 use maxim_core::layer::Callbacks;
-use maxim_core::text::{name_key, name_key_into};
 use maxim_core::value::Value;
 use maxim_core::{
     ConceptProvenance, ConceptSpec, IdGenerator, LayerKind, MemoryRecord, RecordId, SharedClock, Source,
@@ -54,13 +54,16 @@ use crate::registry::RelationshipRegistry;
 /// The layer's name.
 pub const LAYER_NAME: &str = "atl";
 
-/// Settings of an [`Atl`]; the defaults are the original's (§4.5, §4.6, §1.2).
+/// Settings of an [`Atl`]; the defaults are the original's (§4.5, §4.6, §1.2). Start from
+/// [`AtlConfig::default`] and assign the fields to change; new fields may be added in a minor
+/// release, so the struct cannot be built with a literal outside this crate.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct AtlConfig {
     /// Most concepts held; storing one more evicts the lowest-ranked (default 10,000; see
     /// [Eviction at capacity](crate::consolidate#eviction-at-capacity)).
     pub max_concepts: usize,
-    /// Names scoring at least this by [`name_similarity`](maxim_core::text::name_similarity)
+    /// Names scoring at least this by [`name_similarity`](crate::names::name_similarity)
     /// denote the same concept, in `(0, 1]` (default 0.8; 1.0 merges only equal word sets).
     pub name_similarity_threshold: f64,
     /// Consolidation removes concepts scoring below this (default 0.2).
@@ -129,8 +132,10 @@ impl AtlConfig {
 /// use std::sync::Arc;
 /// use atl::{Atl, AtlConfig};
 /// use maxim_core::embed::HashEmbedder;
+/// let mut config = AtlConfig::default();
+/// config.max_concepts = 100;
 /// let atl = Atl::builder()
-///     .config(AtlConfig { max_concepts: 100, ..AtlConfig::default() })
+///     .config(config)
 ///     .embedder(Arc::new(HashEmbedder::with_dim(64)?))
 ///     .id_seed(7)
 ///     .build()?;
@@ -507,7 +512,7 @@ impl State {
     }
 
     pub(crate) fn require(&self, id: RecordId) -> Result<usize> {
-        self.slot(id).ok_or(Error::UnknownConcept { id })
+        self.slot(id).ok_or(Error::not_found(id))
     }
 
     /// Appends a validated record whose id is new, with every index, graph node and vector;
@@ -689,13 +694,6 @@ impl Atl {
         AtlBuilder::default()
     }
 
-    /// A layer with the default settings and embedder, on `clock`.
-    pub fn with_clock(clock: SharedClock) -> Self {
-        let mut b = Self::builder();
-        b.clock(clock);
-        b.build().expect("the default settings are valid")
-    }
-
     /// The settings.
     pub fn config(&self) -> &AtlConfig {
         &self.config
@@ -758,13 +756,13 @@ impl Atl {
     /// callbacks.
     ///
     /// Errors (nothing changes): an invalid record ([`SemanticRecord::validate`]), an id already
-    /// held ([`Error::DuplicateId`]).
+    /// held ([`maxim_core::Error::Duplicate`]).
     pub fn insert(&mut self, record: SemanticRecord) -> Result<RecordId> {
         let id = record.id();
         let _s = tracing::debug_span!("atl_store", %id, n_concepts = self.state.len()).entered();
         record.validate()?;
         if self.state.slots.contains_key(&id) {
-            return Err(Error::DuplicateId { id });
+            return Err(maxim_core::Error::Duplicate { id }.into());
         }
         self.ids.observe(id);
         self.make_room()?;
@@ -776,7 +774,7 @@ impl Atl {
     }
 
     /// Removes concept `id` from the store, every index and the graph (with all its edges), then
-    /// runs the deletion callbacks. Errors: [`Error::UnknownConcept`].
+    /// runs the deletion callbacks. Errors: [`maxim_core::Error::NotFound`].
     pub fn remove_concept(&mut self, id: RecordId) -> Result<SemanticRecord> {
         let _s = tracing::debug_span!("atl_remove", %id).entered();
         let slot = self.state.require(id)?;
@@ -882,7 +880,7 @@ impl Atl {
     ///
     /// Unlike a [`find_or_create`](Self::find_or_create) hit, an explicit call reinforces a
     /// compressed concept too (count, confidence and trace), but it keeps no episodes, so
-    /// `episode` is not recorded then. Errors: [`Error::UnknownConcept`].
+    /// `episode` is not recorded then. Errors: [`maxim_core::Error::NotFound`].
     pub fn reinforce(&mut self, id: RecordId, episode: Option<RecordId>) -> Result<()> {
         let slot = self.state.require(id)?;
         let now = self.clock.now();
@@ -1022,8 +1020,8 @@ impl Atl {
     }
 
     /// Records an access to concept `id` (as `get` does) and returns it.
-    /// Errors: [`Error::UnknownConcept`].
-    pub fn get_touching(&mut self, id: RecordId) -> Result<&SemanticRecord> {
+    /// Errors: [`maxim_core::Error::NotFound`].
+    pub fn get(&mut self, id: RecordId) -> Result<&SemanticRecord> {
         let slot = self.state.require(id)?;
         let now = self.clock.now();
         self.state.records[slot].meta_mut().touch(now);
@@ -1031,7 +1029,7 @@ impl Atl {
     }
 
     /// Records an access to each of `ids` that is held; returns how many.
-    pub fn touch_ids(&mut self, ids: &[RecordId]) -> usize {
+    pub fn touch(&mut self, ids: &[RecordId]) -> usize {
         let now = self.clock.now();
         let mut n = 0;
         for &id in ids {

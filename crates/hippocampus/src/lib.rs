@@ -22,7 +22,7 @@
 //! use maxim_core::{ManualClock, Timestamp};
 //!
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut hippo = Hippocampus::builder().clock(clock.shared()).build()?;
 //! let mut looked = NewEpisode::default();
 //! looked.perception.detected_objects = vec!["mug".into(), "table".into()];
 //! looked.context.active_goal = Some("find mug".into());
@@ -122,7 +122,7 @@ pub mod store;
 pub mod strategy;
 
 pub use capture::{LoopStep, NewEpisode};
-pub use config::{HippocampusConfig, StrategyKind};
+pub use config::{HippocampusBuilder, HippocampusConfig, StrategyKind};
 pub use episode::{
     Action, CompressedMemory, Decision, Episode, EpisodeContext, EpisodeSummary, EpisodicMemory, MAX_NAMES,
     Name, Outcome, Perception, UsePressure, empty_name,
