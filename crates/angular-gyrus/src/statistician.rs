@@ -266,18 +266,24 @@ pub struct StatisticalInsight {
 }
 
 /// The statistician (see the [module docs](self)).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Statistician {
     config: StatisticianConfig,
     metrics: BTreeMap<String, Metric>,
     insights: Vec<StatisticalInsight>,
+    claims: maxim_core::ownership::FileClaims,
 }
 
 impl Statistician {
     /// A statistician with `config`, once checked.
     pub fn new(config: StatisticianConfig) -> Result<Self> {
         config.validate()?;
-        Ok(Self { config, metrics: BTreeMap::new(), insights: Vec::new() })
+        Ok(Self {
+            config,
+            metrics: BTreeMap::new(),
+            insights: Vec::new(),
+            claims: maxim_core::ownership::FileClaims::new(),
+        })
     }
 
     /// The settings.
@@ -570,14 +576,30 @@ impl Statistician {
             .collect()
     }
 
-    /// Saves the series and detectors to `path` through the snapshot codec.
+    /// Saves the series and detectors to `path` through the snapshot codec. A file that
+    /// already exists is overwritten only when this statistician created or read it, or after
+    /// [`allow_overwrite`](Self::allow_overwrite) (`OverwriteRefused` otherwise).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        self.claims.check_writable(path)?;
         let snap = Snapshot {
             schema: 1,
             metrics: self.metrics.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         };
         codec::save(path, STATISTICIAN_KIND, &snap)?;
+        self.claims.claim(path);
         Ok(())
+    }
+
+    /// Lets saves overwrite files this statistician neither created nor read (`true`), or
+    /// only its own (`false`, the default).
+    pub fn allow_overwrite(&self, allow: bool) {
+        self.claims.allow_overwrite(allow);
+    }
+
+    /// The files this statistician created or read, which its saves may overwrite.
+    pub fn file_claims(&self) -> &maxim_core::ownership::FileClaims {
+        &self.claims
     }
 
     /// Replaces the series and detectors with those saved at `path`; on error nothing
@@ -605,6 +627,7 @@ impl Statistician {
             }
         }
         self.metrics = snap.metrics.into_iter().collect();
+        self.claims.claim(path);
         Ok(())
     }
 }

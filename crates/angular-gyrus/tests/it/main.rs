@@ -5,5 +5,6 @@ mod common;
 mod compute;
 mod contract;
 mod layer;
+mod model;
 mod planted;
 mod statistician;

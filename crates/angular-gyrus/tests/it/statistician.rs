@@ -315,7 +315,10 @@ fn bad_observations_are_refused_and_a_saved_statistician_reloads() {
     let path = dir.path().join("stat.snap");
     stat.save(&path).unwrap();
     let mut fresh = Statistician::new(StatisticianConfig::default()).unwrap();
+    let err = fresh.save(&path).unwrap_err();
+    assert!(matches!(err, angular_gyrus::Error::Core(maxim_core::Error::OverwriteRefused { .. })));
     fresh.load(&path).unwrap();
+    fresh.save(&path).unwrap();
     assert_eq!(fresh.series("goal:g1:success"), stat.series("goal:g1:success"));
     assert_eq!(fresh.detector("goal:g1:success"), stat.detector("goal:g1:success"));
     std::fs::write(&path, b"garbage").unwrap();
