@@ -364,7 +364,7 @@ pub fn linear(data: &[f64]) -> Result<LinearFit> {
     let slope = sxy / sxx;
     let intercept = y_mean - slope * x_mean;
     let r_squared = if syy == 0.0 { 0.0 } else { (sxy * sxy / (sxx * syy)).clamp(0.0, 1.0) };
-    if !(slope.is_finite() && intercept.is_finite()) {
+    if !(slope.is_finite() && intercept.is_finite() && r_squared.is_finite()) {
         return Err(Error::Undefined { operation: "linear" });
     }
     Ok(LinearFit { slope, intercept, r_squared, confidence: r_squared })
@@ -419,7 +419,7 @@ pub fn quadratic(data: &[f64]) -> Result<QuadraticFit> {
         sst += (y - y_mean) * (y - y_mean);
     }
     let r_squared = if sst == 0.0 { 0.0 } else { (1.0 - sse / sst).clamp(0.0, 1.0) };
-    if !(a.is_finite() && b.is_finite() && c.is_finite()) {
+    if !(a.is_finite() && b.is_finite() && c.is_finite() && r_squared.is_finite()) {
         return Err(Error::Undefined { operation: "quadratic" });
     }
     Ok(QuadraticFit { a, b, c, r_squared, fell_back_to_linear: fell_back, confidence: r_squared })
@@ -439,12 +439,56 @@ fn percentile(s: &[f64], p: f64) -> f64 {
 pub fn percentiles(data: &[f64]) -> Result<Percentiles> {
     check("percentiles", data, 1)?;
     let s = sorted(data);
-    Ok(Percentiles {
+    let p = Percentiles {
         p25: percentile(&s, 25.0),
         p50: percentile(&s, 50.0),
         p75: percentile(&s, 75.0),
         p90: percentile(&s, 90.0),
         p99: percentile(&s, 99.0),
         confidence: (data.len() as f64 / 30.0).min(1.0),
-    })
+    };
+    if [p.p25, p.p50, p.p75, p.p90, p.p99].iter().any(|v| !v.is_finite()) {
+        return Err(Error::Undefined { operation: "percentiles" });
+    }
+    Ok(p)
+}
+
+impl crate::store::AngularGyrus {
+    /// The METHOD record best matching `description` (§6.3 `recall_method`): the one whose
+    /// name words (underscores read as spaces) and verbal words share the most words with the
+    /// description, ignoring case; ties go to the oldest id. `None` when no method shares a
+    /// word. No access is recorded.
+    pub fn recall_method(&self, description: &str) -> Option<&crate::MathRecord> {
+        let words = |text: &str| -> Vec<String> {
+            text.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect()
+        };
+        let wanted = words(description);
+        let filter = crate::MathFilter::new().category(crate::MathCategory::Method).include_compressed(false);
+        let mut best: Option<(usize, &crate::MathRecord)> = None;
+        for r in self.recall_records(&filter, usize::MAX).into_iter().filter_map(crate::MathEntry::as_full) {
+            let mut own = words(&r.name.replace('_', " "));
+            own.extend(words(&r.verbal));
+            own.sort_unstable();
+            own.dedup();
+            let overlap = wanted.iter().filter(|w| own.binary_search(w).is_ok()).count();
+            let better =
+                best.is_none_or(|(b, held)| overlap > b || (overlap == b && r.meta.id < held.meta.id));
+            if overlap > 0 && better {
+                best = Some((overlap, r));
+            }
+        }
+        best.map(|(_, r)| r)
+    }
+
+    /// The code form of the METHOD named `name` (§6.3 `codify`).
+    pub fn codify(&self, name: &str) -> Option<&str> {
+        let filter = crate::MathFilter::new().name(name).category(crate::MathCategory::Method);
+        self.recall_records(&filter, 1)
+            .into_iter()
+            .find_map(crate::MathEntry::as_full)
+            .map(|r| r.code.as_str())
+    }
 }

@@ -25,7 +25,8 @@
 //! Bad input is a typed error, never a NaN: fewer values than the fit needs
 //! ([`Error::TooShort`]), a NaN or infinity ([`Error::NonFinite`]), times and values of
 //! different lengths ([`Error::LengthMismatch`]), constant values or times
-//! ([`Error::Constant`]), times that do not span the cycle ([`Error::Singular`]).
+//! ([`Error::Constant`]), times that do not span the cycle ([`Error::Singular`]), values so
+//! large that their squares overflow ([`Error::Undefined`]).
 //!
 //! ```
 //! use angular_gyrus::fit::{self, Period};
@@ -307,6 +308,10 @@ impl Grid {
         self.check(y)?;
         let mean = y.sum() / self.n as f64;
         let syy = y.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
+        // Values near the largest doubles overflow the sums of squares.
+        if !(mean.is_finite() && syy.is_finite()) {
+            return Err(Error::Undefined { operation: "fit" });
+        }
         // A series whose spread is lost in rounding is constant for every fit.
         if syy.is_nan() || syy <= 1e-24 * (mean * mean).max(f64::MIN_POSITIVE) * self.n as f64 {
             return Err(Error::Constant { what: "fit", input: "values" });
@@ -319,7 +324,12 @@ impl Grid {
                 ssy[k] = h.sc.dot(&y);
             }
         }
-        Ok(Sums { mean, syy, sxy: self.xc.dot(&y), scy, ssy })
+        let sxy = self.xc.dot(&y);
+        let all = [mean, syy, sxy, scy[0], scy[1], ssy[0], ssy[1]];
+        if all.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Undefined { operation: "fit" });
+        }
+        Ok(Sums { mean, syy, sxy, scy, ssy })
     }
 
     /// The trend of `values` sampled at this grid's times.
@@ -498,6 +508,7 @@ fn copy_error(e: &Error) -> Error {
         Error::LengthMismatch { what, left, right } => Error::LengthMismatch { what, left, right },
         Error::NonFinite { what, index, value } => Error::NonFinite { what, index, value },
         Error::Constant { what, input } => Error::Constant { what, input },
+        Error::Undefined { operation } => Error::Undefined { operation },
         _ => Error::Singular { what: "fit" },
     }
 }
@@ -540,7 +551,8 @@ impl Correlations {
 
 /// Pearson r, p-values and Benjamini–Hochberg q-values for every pair of rows of `rows`
 /// (series on a common time grid, one per row). Errors: fewer than 3 points, a NaN or
-/// infinity (its index counts row-major). Constant rows are left out and listed.
+/// infinity (its index counts row-major), values so large their squares overflow
+/// ([`Error::Undefined`]). Constant rows are left out and listed.
 pub fn correlate_all(rows: ArrayView2<'_, f64>, parallelism: Parallelism) -> Result<Correlations> {
     let _s =
         tracing::debug_span!("ag_correlate_all", n_series = rows.nrows(), n_points = rows.ncols()).entered();
@@ -567,6 +579,9 @@ pub fn correlate_all(rows: ArrayView2<'_, f64>, parallelism: Parallelism) -> Res
     for (i, row) in rows.axis_iter(Axis(0)).enumerate() {
         let mean = row.sum() / n as f64;
         let ss: f64 = row.iter().map(|v| (v - mean) * (v - mean)).sum();
+        if !(mean.is_finite() && ss.is_finite()) {
+            return Err(Error::Undefined { operation: "correlation" });
+        }
         if ss.is_nan() || ss <= 1e-24 * (mean * mean).max(f64::MIN_POSITIVE) * n as f64 {
             constant_rows.push(i);
             continue;

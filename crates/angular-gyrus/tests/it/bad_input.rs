@@ -63,6 +63,15 @@ fn fits_refuse_bad_series() {
         Err(Error::TooShort { needed: 4, .. })
     ));
     assert!(Period::hours(0.0).is_err() && Period::hours(f64::NAN).is_err());
+    // Squares of values this large overflow: an error, not a NaN fit.
+    let huge: Vec<f64> = ok.iter().map(|v| v * 1e307).collect();
+    assert!(matches!(fit::fit_trend(&t, &huge), Err(Error::Undefined { .. })));
+    assert!(matches!(fit::fit_cosinor(&t, &huge, Period::DAILY), Err(Error::Undefined { .. })));
+    let rows = ndarray::Array2::from_shape_vec((2, 10), [huge.clone(), huge].concat()).unwrap();
+    assert!(matches!(
+        fit::correlate_all(rows.view(), maxim_core::Parallelism::Sequential),
+        Err(Error::Undefined { .. })
+    ));
 }
 
 #[test]

@@ -126,3 +126,41 @@ fn method_names_parse() {
     assert_eq!(" Percentiles ".parse::<AnalysisMethod>().unwrap(), AnalysisMethod::Percentiles);
     assert!("median".parse::<AnalysisMethod>().is_err());
 }
+
+#[test]
+fn methods_are_recalled_by_description_and_codified() {
+    let (_clock, ag) = crate::common::layer();
+    assert_eq!(ag.recall_method("fit a parabola, quadratic").unwrap().name, "quadratic_fit");
+    assert_eq!(ag.recall_method("the median of my latencies").unwrap().name, "median");
+    assert_eq!(ag.recall_method("Standard Deviation please").unwrap().name, "standard_deviation");
+    assert!(ag.recall_method("zzz qqq").is_none());
+    assert_eq!(ag.codify("mean"), Some("sum(x) / n"));
+    assert_eq!(ag.codify("pi"), None, "pi is a constant, not a method");
+}
+
+#[test]
+fn analyses_of_extreme_values_are_finite_or_errors() {
+    let extremes = [
+        vec![f64::MAX, -f64::MAX, f64::MAX, 0.0],
+        vec![1e308, 1e308, -1e308],
+        vec![5e-324, -5e-324, 0.0, 5e-324],
+        vec![1e-300, 2e-300, 3e-300, 5e-300],
+    ];
+    let methods = [
+        AnalysisMethod::Descriptive,
+        AnalysisMethod::Linear,
+        AnalysisMethod::Quadratic,
+        AnalysisMethod::Percentiles,
+    ];
+    for data in &extremes {
+        for method in methods {
+            match compute::analyze(data, method) {
+                Ok(a) => {
+                    let text = format!("{a:?}");
+                    assert!(!text.contains("NaN") && !text.contains("inf"), "{method:?} of {data:?}: {text}");
+                }
+                Err(e) => assert!(matches!(e, Error::Undefined { .. }), "{method:?} of {data:?}: {e}"),
+            }
+        }
+    }
+}
