@@ -912,6 +912,46 @@ mod tests {
     }
 
     #[test]
+    fn operations_replay_exactly_after_a_round_trip_through_bytes() {
+        let (clock, mut ag) = layer();
+        let mut ops = Vec::new();
+        let mut ids = Vec::new();
+        for j in 0..4 {
+            let mut r = ag.new_record(&format!("r{j}"), MathCategory::Fact, "replay").unwrap();
+            r.inputs.insert("x", Value::Float(f64::from(j) / 3.0));
+            ids.push(r.meta.id);
+            ops.push(Op::Insert { entry: r.into() });
+        }
+        ops.push(Op::Link { a: ids[0], b: ids[1], relation: MathRelation::CorrelatesWith, weight: 0.7 });
+        ops.push(Op::Touch { ids: vec![ids[2], ids[3]], at: clock.now() + days(1) });
+        let mut changed = match &ops[1] {
+            Op::Insert { entry: MathEntry::Full(r) } => r.clone(),
+            _ => unreachable!("the second op inserts a full record"),
+        };
+        changed.confidence = 0.25;
+        ops.push(Op::Replace { entry: MathEntry::Compressed(changed.compress(2)) });
+        ops.push(Op::Remove { id: ids[3] });
+        let bytes = postcard::to_stdvec(&ops).unwrap();
+        let decoded: Vec<Op> = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(decoded, ops);
+        let (_c, mut replayed) = layer();
+        for op in ops {
+            ag.apply(op);
+        }
+        for op in decoded {
+            replayed.apply(op);
+        }
+        let mut a: Vec<&MathEntry> = ag.state.records.iter().collect();
+        let mut b: Vec<&MathEntry> = replayed.state.records.iter().collect();
+        a.sort_by_key(|e| e.id());
+        b.sort_by_key(|e| e.id());
+        assert_eq!(a, b);
+        assert_eq!(ag.links_of(ids[0]), replayed.links_of(ids[0]));
+        assert_eq!(ag.recall_records(&MathFilter::new().domain("replay"), 10).len(), 3);
+        assert!(ag.record(ids[1]).unwrap().is_compressed());
+    }
+
+    #[test]
     fn counters_are_read_and_written_by_the_same_names() {
         let mut counters = Counters::default();
         let names: Vec<&str> = counters.to_pairs().into_iter().map(|(n, _)| n).collect();
