@@ -48,7 +48,7 @@
 //! let t0 = Timestamp::from_secs(1_700_000_000);
 //! for i in 0..25 {
 //!     stat.record_tool_result("nav", i >= 20, t0 + std::time::Duration::from_secs(60 * i))?;
-//!     stat.step(&OnesGate, None)?;
+//!     stat.step(&OnesGate, None);
 //! }
 //! assert_eq!(stat.state("tool:nav:success"), Some(DetectorState::ConfirmedPattern));
 //! # Ok::<(), angular_gyrus::Error>(())
@@ -351,21 +351,21 @@ impl Statistician {
     /// Assesses every metric with enough observations and moves its detector (see the
     /// [module docs](self)); with an angular gyrus, escalations and confirmations are fitted
     /// and the confirmed fits stored in it. Returns the state changes, by metric name.
-    pub fn step(
-        &mut self,
-        gate: &dyn RandomnessGate,
-        mut ag: Option<&mut AngularGyrus>,
-    ) -> Result<Vec<Transition>> {
+    ///
+    /// A step never fails: when storing a fit fails (a full angular gyrus, say), the failure
+    /// is logged, an escalation resolves to PATTERN_FORMING (as the original's did on any
+    /// exception) and a confirmation stays confirmed without a record.
+    pub fn step(&mut self, gate: &dyn RandomnessGate, mut ag: Option<&mut AngularGyrus>) -> Vec<Transition> {
         let _s = tracing::debug_span!("statistician_step", n_metrics = self.metrics.len()).entered();
         let mut transitions = Vec::new();
         let names: Vec<String> = self.metrics.keys().cloned().collect();
         for name in names {
             let ag = ag.as_deref_mut();
-            if let Some(t) = self.step_metric(&name, gate, ag)? {
+            if let Some(t) = self.step_metric(&name, gate, ag) {
                 transitions.extend(t);
             }
         }
-        Ok(transitions)
+        transitions
     }
 
     fn step_metric(
@@ -373,18 +373,18 @@ impl Statistician {
         name: &str,
         gate: &dyn RandomnessGate,
         ag: Option<&mut AngularGyrus>,
-    ) -> Result<Option<Vec<Transition>>> {
+    ) -> Option<Vec<Transition>> {
         let cfg = &self.config;
         let m = self.metrics.get_mut(name).expect("listed");
         if m.series.len() < cfg.min_observations || m.detector.state == DetectorState::ConfirmedPattern {
-            return Ok(None);
+            return None;
         }
         let d = &mut m.detector;
         if d.state == DetectorState::ConfirmedRandom {
             d.steps_random += 1;
             if d.steps_random % cfg.random_recheck_every != 0 {
                 d.observations += 1;
-                return Ok(None);
+                return None;
             }
         }
         let values: Vec<f64> = m.series.iter().map(|&(_, v)| v).collect();
@@ -433,7 +433,10 @@ impl Statistician {
         if next == DetectorState::EscalatedToAg {
             out.push(Transition { metric: name.to_owned(), from, to: next, confidence: pc });
             escalated = true;
-            let resolved = self.escalate(name, pc, ag)?;
+            let resolved = self.escalate(name, pc, ag).unwrap_or_else(|e| {
+                tracing::warn!(metric = name, error = %e, "escalation failed; the pattern keeps forming");
+                DetectorState::PatternForming
+            });
             out.push(Transition {
                 metric: name.to_owned(),
                 from: DetectorState::EscalatedToAg,
@@ -445,7 +448,9 @@ impl Statistician {
             out.push(Transition { metric: name.to_owned(), from, to: next, confidence: pc });
             if next == DetectorState::ConfirmedPattern {
                 if let Some(ag) = ag {
-                    self.fit_into(name, ag)?;
+                    if let Err(e) = self.fit_into(name, ag) {
+                        tracing::warn!(metric = name, error = %e, "fitting a confirmed pattern failed");
+                    }
                 }
             }
         }
@@ -465,7 +470,7 @@ impl Statistician {
                 ag_record: d.ag_record,
             });
         }
-        Ok(Some(out))
+        Some(out)
     }
 
     /// Resolves an escalation (see the [module docs](self)); returns the new state.

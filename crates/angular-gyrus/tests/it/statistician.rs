@@ -125,7 +125,7 @@ fn the_section_10_scenario_walks_observing_forming_confirmed() {
     let mut walk: Vec<(u64, Transition)> = Vec::new();
     for i in 0..40u64 {
         stat.record_tool_result("nav", i >= 20, minutes(i)).unwrap();
-        for t in stat.step(&RunsGate, None).unwrap() {
+        for t in stat.step(&RunsGate, None) {
             walk.push((i, t));
         }
         if i < 14 {
@@ -188,7 +188,7 @@ fn a_confirmation_with_an_angular_gyrus_is_fitted_and_the_candidate_carries_the_
         if i >= 40 {
             gate.set(0.9);
         }
-        stat.step(&gate, Some(&mut ag)).unwrap();
+        stat.step(&gate, Some(&mut ag));
     }
     assert_eq!(stat.state("success_rate"), Some(DetectorState::ConfirmedPattern));
     let d = stat.detector("success_rate").unwrap();
@@ -214,7 +214,7 @@ fn an_uncertain_pattern_is_escalated_and_a_circadian_rhythm_is_found() {
         let phase = t.as_secs_f64() / 86_400.0 - 0.8;
         let v = 0.7 + 0.2 * (std::f64::consts::TAU * phase).cos() + 0.03 * noise.normal();
         stat.observe("success_rate", v, t).unwrap();
-        walk.extend(stat.step(&gate, Some(&mut ag)).unwrap().into_iter().map(|t| (t.from, t.to)));
+        walk.extend(stat.step(&gate, Some(&mut ag)).into_iter().map(|t| (t.from, t.to)));
     }
     // Forming at the first assessment, escalated 8 steps later, confirmed by the rhythm.
     assert_eq!(
@@ -250,7 +250,7 @@ fn an_escalated_noise_series_is_declared_random_and_rechecked_every_tenth_step()
     let mut feed = |stat: &mut Statistician, ag: &mut angular_gyrus::AngularGyrus, gate: &FixedGate| {
         stat.observe("latency", 100.0 + noise.normal(), minutes(at)).unwrap();
         at += 1;
-        stat.step(gate, Some(ag)).unwrap()
+        stat.step(gate, Some(ag))
     };
     let mut entered = false;
     for _ in 0..30 {
@@ -291,7 +291,7 @@ fn a_held_trend_that_the_series_still_follows_is_reinforced() {
     let gate = FixedGate::new(0.5);
     for i in 0..24u64 {
         stat.observe("queue", 50.0 - i as f64, minutes(i)).unwrap();
-        stat.step(&gate, Some(&mut ag)).unwrap();
+        stat.step(&gate, Some(&mut ag));
     }
     assert_eq!(stat.state("queue"), Some(DetectorState::ConfirmedPattern));
     let after = ag.math_record(id).unwrap();
@@ -308,7 +308,7 @@ fn bad_observations_are_refused_and_a_saved_statistician_reloads() {
     assert_eq!(stat.metrics().count(), 0);
     for i in 0..120u64 {
         stat.record_goal("g1", i % 3 == 0, minutes(i)).unwrap();
-        stat.step(&RunsGate, None).unwrap();
+        stat.step(&RunsGate, None);
     }
     assert_eq!(stat.series("goal:g1:success").len(), 100, "the window keeps the last 100");
     let dir = tempfile::tempdir().unwrap();
@@ -324,4 +324,23 @@ fn bad_observations_are_refused_and_a_saved_statistician_reloads() {
     std::fs::write(&path, b"garbage").unwrap();
     assert!(fresh.load(&path).is_err());
     assert_eq!(fresh.series("goal:g1:success").len(), 100);
+}
+
+#[test]
+fn a_full_angular_gyrus_leaves_an_escalated_pattern_forming() {
+    let mut config = angular_gyrus::AngularGyrusConfig::default();
+    config.max_records = 9; // the built-ins fill it
+    let (_clock, mut ag) = crate::common::layer_with(config);
+    let mut stat = Statistician::new(StatisticianConfig::default()).unwrap();
+    let gate = FixedGate::new(0.5);
+    let mut walk = Vec::new();
+    for i in 0..23u64 {
+        let t = T0 + Duration::from_secs(3600 * i);
+        let v = 0.7 + 0.2 * (std::f64::consts::TAU * (t.as_secs_f64() / 86_400.0 - 0.8)).cos();
+        stat.observe("success_rate", v, t).unwrap();
+        walk.extend(stat.step(&gate, Some(&mut ag)).into_iter().map(|t| (t.from, t.to)));
+    }
+    assert_eq!(walk.last(), Some(&(DetectorState::EscalatedToAg, DetectorState::PatternForming)));
+    assert_eq!(stat.detector("success_rate").unwrap().steps_forming, 0);
+    assert_eq!(ag.len(), 9);
 }
