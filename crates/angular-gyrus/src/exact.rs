@@ -291,11 +291,18 @@ pub(crate) fn exact_variance(data: &[f64]) -> Option<f64> {
 /// when the variance overflows.
 pub(crate) fn exact_std(data: &[f64]) -> Option<f64> {
     let (num, den, scale) = variance_parts(data);
-    let var = ratio_to_f64(false, &num, &den, scale)?;
-    let mut s = var.sqrt();
-    if s == 0.0 {
-        return Some(if num.is_zero() { 0.0 } else { next_up(0.0) });
+    if num.is_zero() {
+        return Some(0.0);
     }
+    let var = ratio_to_f64(false, &num, &den, scale)?;
+    let mut s = if var < f64::MIN_POSITIVE {
+        // A variance below the normal range has a root far above it: estimate the root from
+        // the variance scaled up by 2^1200, then scale it back by 2^-600.
+        let scaled = ratio_to_f64(false, &num, &den, scale + 1200)?;
+        ldexp(scaled.sqrt(), -600)
+    } else {
+        var.sqrt()
+    };
     // The square root of the rounded variance is within an ulp or two of the answer: step to
     // the double whose rounding interval holds the exact root.
     for _ in 0..4 {
@@ -374,6 +381,10 @@ mod tests {
         // Python: statistics.variance([0.1, 0.2, 0.3]) == 0.009999999999999998
         assert_eq!(exact_variance(&[0.1, 0.2, 0.3]), Some(0.009_999_999_999_999_998));
         assert_eq!(exact_variance(&[1e308, -1e308]), None);
+        // Python: statistics.stdev of these; their variances round to 0 but their roots do not.
+        assert_eq!(exact_std(&[5e-324, -5e-324, 0.0, 5e-324]), Some(5e-324));
+        assert_eq!(exact_std(&[1e-170, 3e-170, 2e-170]), Some(1.000_000_000_000_000_2e-170));
+        assert_eq!(exact_variance(&[1e-170, 3e-170, 2e-170]), Some(0.0));
     }
 
     proptest! {
