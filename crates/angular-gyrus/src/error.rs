@@ -121,6 +121,11 @@ impl Error {
         matches!(self, Self::Core(maxim_core::Error::NotFound { .. }))
     }
 
+    /// True when the error says that an id was stored twice.
+    pub fn is_duplicate(&self) -> bool {
+        matches!(self, Self::Core(maxim_core::Error::Duplicate { .. }))
+    }
+
     pub(crate) fn out_of_range(field: &'static str, value: f64, expected: &'static str) -> Self {
         Self::Core(maxim_core::Error::OutOfRange { field, value, expected })
     }

@@ -41,7 +41,7 @@ impl MemoryLayer for AngularGyrus {
     }
 
     fn get(&mut self, id: RecordId) -> Result<&MathEntry> {
-        self.get_touching(id)
+        AngularGyrus::get(self, id)
     }
 
     fn peek(&self, id: RecordId) -> Option<&MathEntry> {
@@ -115,6 +115,6 @@ impl MemoryLayer for AngularGyrus {
     }
 
     fn touch(&mut self, ids: &[RecordId]) -> usize {
-        self.touch_records(ids)
+        AngularGyrus::touch(self, ids)
     }
 }

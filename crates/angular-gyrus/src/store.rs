@@ -503,7 +503,7 @@ impl AngularGyrus {
     }
 
     /// The record `id`, recording an access. Unknown: `NotFound`.
-    pub fn get_touching(&mut self, id: RecordId) -> Result<&MathEntry> {
+    pub fn get(&mut self, id: RecordId) -> Result<&MathEntry> {
         let slot = self.state.slot(id).ok_or_else(|| Error::not_found(id))?;
         let at = self.clock.now();
         self.apply(Op::Touch { ids: vec![id], at });
@@ -512,7 +512,7 @@ impl AngularGyrus {
     }
 
     /// Records an access to each of `ids` that is held; returns how many.
-    pub fn touch_records(&mut self, ids: &[RecordId]) -> usize {
+    pub fn touch(&mut self, ids: &[RecordId]) -> usize {
         let held: Vec<RecordId> = ids.iter().copied().filter(|&id| self.state.slot(id).is_some()).collect();
         let n = held.len();
         if n > 0 {
@@ -652,7 +652,7 @@ impl AngularGyrus {
     /// (the original's recall touches).
     pub fn recall_touching(&mut self, filter: &MathFilter, limit: usize) -> Vec<&MathEntry> {
         let ids: Vec<RecordId> = self.recall_records(filter, limit).iter().map(|e| e.id()).collect();
-        self.touch_records(&ids);
+        self.touch(&ids);
         ids.iter().filter_map(|&id| self.state.record(id)).collect()
     }
 
@@ -674,7 +674,7 @@ impl AngularGyrus {
         let found: Vec<(RecordId, f64)> =
             self.associated(seeds, limit).iter().map(|(e, a)| (e.id(), *a)).collect();
         let ids: Vec<RecordId> = found.iter().map(|(id, _)| *id).collect();
-        self.touch_records(&ids);
+        self.touch(&ids);
         found.into_iter().filter_map(|(id, a)| Some((self.state.record(id)?, a))).collect()
     }
 

@@ -28,7 +28,7 @@ fn duplicates_unknown_ids_and_bad_links_change_nothing() {
     let r = ag.new_record("x", MathCategory::Fact, "d").unwrap();
     let id = ag.insert(r.clone().into()).unwrap();
     let err = ag.insert(r.into()).unwrap_err();
-    assert!(matches!(err, Error::Core(maxim_core::Error::Duplicate { .. })));
+    assert!(err.is_duplicate() && matches!(err, Error::Core(maxim_core::Error::Duplicate { .. })));
     let ghost = RecordId::from_u128(42);
     assert!(ag.link(id, ghost, MathRelation::Associates, 0.5).unwrap_err().is_not_found());
     assert!(ag.link(id, id, MathRelation::Associates, 0.5).is_err());
