@@ -240,3 +240,146 @@ impl AngularGyrus {
         Ok(id)
     }
 }
+
+/// What [`AngularGyrus::fit_metrics`] did.
+#[derive(Debug, Default)]
+pub struct BatchReport {
+    /// Trend records stored or refitted, by metric row.
+    pub trends: Vec<(usize, RecordId)>,
+    /// Cosinor records stored or refitted (daily, then weekly), by metric row.
+    pub rhythms: Vec<(usize, RecordId)>,
+    /// Correlation records stored or refitted, by pair of metric rows.
+    pub correlations: Vec<((usize, usize), RecordId)>,
+    /// Rows that could not be fitted, with the reason (constant, not finite, ...); they take
+    /// no part in the correlations either.
+    pub skipped: Vec<(usize, crate::Error)>,
+}
+
+impl AngularGyrus {
+    /// Fits every metric of `values` (one row per metric, named by `names`, sampled at
+    /// `times`): a trend and a daily cosinor (and a weekly one if `config` asks), on rayon as
+    /// `parallelism` says, then the correlations of every pair of fittable rows, and stores
+    /// every confirmed fit (see the [module docs](self)).
+    ///
+    /// Errors, before anything is stored: names that are empty, repeated, or not one per row;
+    /// times that do not make a [`Grid`](crate::fit::Grid) or do not match the columns; bad
+    /// settings; more new records than the store has room for ([`crate::Error::Full`]). A row
+    /// that cannot be fitted is reported in [`BatchReport::skipped`], not an error.
+    ///
+    /// ```
+    /// use angular_gyrus::{AngularGyrus, fit::FitConfig};
+    /// use maxim_core::Parallelism;
+    /// let mut ag = AngularGyrus::builder().build()?;
+    /// let times: Vec<f64> = (0..96).map(|h| 1_699_920_000.0 + f64::from(h) * 3600.0).collect();
+    /// let up: Vec<f64> = (0..96).map(|h| f64::from(h) * 0.1).collect();
+    /// let down: Vec<f64> = up.iter().map(|v| 5.0 - 2.0 * v).collect();
+    /// let values = ndarray::Array2::from_shape_vec((3, 96), [up, down, vec![1.0; 96]].concat()).unwrap();
+    /// let report = ag.fit_metrics(&["load", "headroom", "flat"], &times, values.view(), &FitConfig::default(), Parallelism::Auto)?;
+    /// assert_eq!(report.trends.len(), 2);
+    /// assert_eq!(report.correlations.len(), 1);
+    /// assert_eq!(report.skipped.len(), 1); // the flat metric cannot be fitted
+    /// # Ok::<(), angular_gyrus::Error>(())
+    /// ```
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "array views are cheap handles that ndarray passes by value"
+    )]
+    pub fn fit_metrics(
+        &mut self,
+        names: &[&str],
+        times: &[f64],
+        values: ndarray::ArrayView2<'_, f64>,
+        config: &FitConfig,
+        parallelism: maxim_core::Parallelism,
+    ) -> Result<BatchReport> {
+        let _s =
+            tracing::debug_span!("ag_fit_metrics", n_metrics = names.len(), n_points = times.len()).entered();
+        config.validate()?;
+        if names.len() != values.nrows() {
+            return Err(crate::Error::LengthMismatch {
+                what: "metric names",
+                left: names.len(),
+                right: values.nrows(),
+            });
+        }
+        if times.len() != values.ncols() {
+            return Err(crate::Error::LengthMismatch {
+                what: "times",
+                left: times.len(),
+                right: values.ncols(),
+            });
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for name in names {
+            let name = check_name("metric", name)?;
+            if !seen.insert(name) {
+                return Err(crate::Error::Core(maxim_core::Error::invalid(
+                    "metric names",
+                    format!("{name:?} appears twice"),
+                )));
+            }
+        }
+        let grid = crate::fit::Grid::new(times)?;
+        let fits = crate::fit::fit_many(&grid, values, config, parallelism);
+        let mut report = BatchReport::default();
+        let mut good = Vec::new();
+        let mut planned: Vec<String> = Vec::new();
+        for (row, f) in fits.iter().enumerate() {
+            match &f.trend {
+                Ok(t) => {
+                    good.push(row);
+                    if config.confirms_trend(t) {
+                        planned.push(trend_name(names[row]));
+                    }
+                }
+                Err(_) => continue,
+            }
+            for (c, period) in
+                [(&f.daily, Period::DAILY)].into_iter().chain(f.weekly.as_ref().map(|w| (w, Period::WEEKLY)))
+            {
+                if let Ok(c) = c {
+                    if config.confirms_cosinor(c) {
+                        planned.push(cosinor_name(names[row], period));
+                    }
+                }
+            }
+        }
+        let sub = values.select(ndarray::Axis(0), &good);
+        let correlations = if good.len() >= 2 {
+            crate::fit::correlate_all(sub.view(), parallelism)?.confirmed(config)
+        } else {
+            Vec::new()
+        };
+        for p in &correlations {
+            planned.push(correlation_name(names[good[p.a]], names[good[p.b]]));
+        }
+        let new = planned.iter().filter(|n| self.find_by_name(n).is_empty()).count();
+        if self.len_records() + new > self.config().max_records {
+            return Err(crate::Error::Full { max: self.config().max_records });
+        }
+        for (row, f) in fits.into_iter().enumerate() {
+            let trend = match f.trend {
+                Ok(t) => t,
+                Err(e) => {
+                    report.skipped.push((row, e));
+                    continue;
+                }
+            };
+            if let Some(id) = self.store_trend(names[row], &trend, config)? {
+                report.trends.push((row, id));
+            }
+            for c in [f.daily].into_iter().chain(f.weekly).flatten() {
+                if let Some(id) = self.store_cosinor(names[row], &c, config)? {
+                    report.rhythms.push((row, id));
+                }
+            }
+        }
+        for p in &correlations {
+            let (a, b) = (good[p.a], good[p.b]);
+            if let Some(id) = self.store_correlation(names[a], names[b], p, times.len(), config)? {
+                report.correlations.push(((a, b), id));
+            }
+        }
+        Ok(report)
+    }
+}

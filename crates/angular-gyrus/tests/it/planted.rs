@@ -225,3 +225,74 @@ fn parallel_and_sequential_fits_agree_bit_for_bit() {
         assert!((a.r - b.r).abs() < 1e-12);
     }
 }
+
+#[test]
+fn a_batch_of_metrics_stores_exactly_what_was_planted() {
+    // Ten days hourly: row 0 trends, row 1 peaks at 0.8 of the day, rows 2 and 3 move
+    // together, rows 4..20 are noise, row 20 is flat.
+    let (k, n) = (21, 240);
+    let t = times(n, 3600.0);
+    let mut noise = Noise::new(9);
+    let mut rows = Array2::<f64>::zeros((k, n));
+    for j in 0..n {
+        let day = (t[j] - t[0]) / DAY;
+        rows[[0, j]] = 1.0 - 0.05 * day + 0.05 * noise.normal();
+        rows[[1, j]] = 3.0 + (std::f64::consts::TAU * (t[j] / DAY - 0.8)).cos() + 0.3 * noise.normal();
+        rows[[2, j]] = noise.normal();
+        rows[[3, j]] = rows[[2, j]] + 0.5 * noise.normal();
+        for i in 4..20 {
+            rows[[i, j]] = noise.normal();
+        }
+        rows[[20, j]] = 2.0;
+    }
+    let names: Vec<String> = (0..k).map(|i| format!("m{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let config = FitConfig::default();
+    let (_clock, mut ag) = layer();
+    let report = ag.fit_metrics(&names, &t, rows.view(), &config, Parallelism::Parallel).unwrap();
+    let rows_of = |v: &[(usize, maxim_core::RecordId)]| v.iter().map(|(r, _)| *r).collect::<Vec<_>>();
+    assert_eq!(rows_of(&report.trends), [0]);
+    assert_eq!(rows_of(&report.rhythms), [1]);
+    assert_eq!(report.correlations.iter().map(|(p, _)| *p).collect::<Vec<_>>(), [(2, 3)]);
+    assert_eq!(report.skipped.len(), 1);
+    assert!(matches!(report.skipped[0], (20, angular_gyrus::Error::Constant { .. })));
+    let rhythm = ag.math_record(report.rhythms[0].1).unwrap();
+    assert!((rhythm.input_f64("phase").unwrap() - 0.8).abs() < 0.02);
+    assert_eq!(ag.len(), 12);
+    // The same batch again refits the same records; a sequential run agrees.
+    let again = ag.fit_metrics(&names, &t, rows.view(), &config, Parallelism::Sequential).unwrap();
+    assert_eq!(again.trends, report.trends);
+    assert_eq!(ag.len(), 12);
+    assert_eq!(ag.math_record(report.trends[0].1).unwrap().observation_count, 2);
+}
+
+#[test]
+fn a_batch_that_would_overflow_the_store_stores_nothing() {
+    let t = times(100, 3600.0);
+    let rows = Array2::from_shape_fn((3, 100), |(i, j)| (i + 1) as f64 * j as f64);
+    let mut config = angular_gyrus::AngularGyrusConfig::default();
+    config.max_records = 10;
+    let (_clock, mut ag) = crate::common::layer_with(config);
+    let err = ag
+        .fit_metrics(&["a", "b", "c"], &t, rows.view(), &FitConfig::default(), Parallelism::Sequential)
+        .unwrap_err();
+    assert!(matches!(err, angular_gyrus::Error::Full { max: 10 }));
+    assert_eq!(ag.len(), 9);
+    let err = ag
+        .fit_metrics(&["a", "a", "c"], &t, rows.view(), &FitConfig::default(), Parallelism::Sequential)
+        .unwrap_err();
+    assert!(matches!(err, angular_gyrus::Error::Core(maxim_core::Error::InvalidArgument { .. })));
+    assert!(
+        ag.fit_metrics(&["a", "b"], &t, rows.view(), &FitConfig::default(), Parallelism::Sequential).is_err()
+    );
+    assert!(
+        ag.fit_metrics(
+            &["a", "b", "c"],
+            &t[..99],
+            rows.view(),
+            &FitConfig::default(),
+            Parallelism::Sequential
+        )
+        .is_err()
+    );
+}
