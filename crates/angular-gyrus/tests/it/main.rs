@@ -4,6 +4,7 @@ mod bad_input;
 mod common;
 mod compute;
 mod contract;
+mod fit_model;
 mod layer;
 mod model;
 mod planted;
