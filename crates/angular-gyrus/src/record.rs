@@ -180,6 +180,24 @@ impl MathRecord {
         self.outputs.get(key).and_then(Value::as_f64)
     }
 
+    /// The line a knowledge context shows for the record (seed 000):
+    /// `"<name>" (math:<CATEGORY>, confidence=<c>): <verbal>`, the confidence to two decimals,
+    /// the verbal form omitted when empty.
+    ///
+    /// ```
+    /// use angular_gyrus::{MathCategory, MathRecord};
+    /// use maxim_core::{RecordId, Timestamp};
+    /// let mut r = MathRecord::new(RecordId::from_u128(1), "trend:tool:navigate:success", MathCategory::Pattern, "operational_statistics", Timestamp::from_secs(0))?;
+    /// r.confidence = 0.73;
+    /// r.verbal = "tool:navigate:success shows trend (R²=0.73, slope=-0.02/day)".into();
+    /// assert_eq!(r.context_line(), "\"trend:tool:navigate:success\" (math:PATTERN, confidence=0.73): tool:navigate:success shows trend (R²=0.73, slope=-0.02/day)");
+    /// # Ok::<(), angular_gyrus::Error>(())
+    /// ```
+    pub fn context_line(&self) -> String {
+        let head = format!("\"{}\" (math:{}, confidence={:.2})", self.name, self.category, self.confidence);
+        if self.verbal.is_empty() { head } else { format!("{head}: {}", self.verbal) }
+    }
+
     /// Checks the record: names, confidence in `[0, 1]`, and no NaN or infinity anywhere in
     /// its inputs or outputs.
     pub fn validate(&self) -> Result<()> {
