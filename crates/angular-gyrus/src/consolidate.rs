@@ -61,7 +61,8 @@ impl AngularGyrus {
         let now = self.clock.now();
         let max_age = self.config.max_age_without_access;
         let mut report = ConsolidationReport::default();
-        let mut ops = Vec::new();
+        let mut compressed = Vec::new();
+        let mut removed = Vec::new();
         for entry in &self.state.records {
             if entry.is_built_in() {
                 report.preserved += 1;
@@ -69,13 +70,12 @@ impl AngularGyrus {
             }
             let score = retention_score(entry, now, max_age);
             if score < self.config.retention_threshold {
-                ops.push(Op::Remove { id: entry.id() });
+                removed.push(entry.id());
                 report.removed += 1;
             } else if score < self.config.compression_threshold {
                 if let MathEntry::Full(r) = entry {
                     let edges = self.state.graph.out_degree(r.meta.id, None);
-                    let edges = u32::try_from(edges).unwrap_or(u32::MAX);
-                    ops.push(Op::Replace { entry: MathEntry::Compressed(r.compress(edges)) });
+                    compressed.push(r.compress(u32::try_from(edges).unwrap_or(u32::MAX)));
                     report.compressed += 1;
                 } else {
                     report.preserved += 1;
@@ -84,17 +84,9 @@ impl AngularGyrus {
                 report.preserved += 1;
             }
         }
-        let mut removed = Vec::with_capacity(report.removed);
-        for op in ops {
-            if let Op::Remove { id } = op {
-                removed.push(id);
-            }
-            self.apply(op);
-        }
-        self.state.counters.removals += report.removed as u64;
-        self.state.counters.compressions += report.compressed as u64;
-        self.state.counters.consolidations += 1;
-        for id in removed {
+        let gone = removed.clone();
+        self.journal_and_apply(Op::Consolidate { compressed, removed })?;
+        for id in gone {
             self.callbacks.fire_delete(id);
         }
         tracing::debug!(removed = report.removed, compressed = report.compressed, "ag consolidated");

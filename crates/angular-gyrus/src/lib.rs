@@ -57,6 +57,7 @@ pub mod consolidate;
 pub mod error;
 mod exact;
 pub mod fit;
+pub mod journal;
 pub mod layer;
 pub mod patterns;
 pub mod persist;

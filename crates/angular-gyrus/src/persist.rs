@@ -1,6 +1,8 @@
 //! Saving and loading the mathematical layer through the core snapshot codec.
 //!
-//! A snapshot of kind [`SNAPSHOT_KIND`] holds the payload's [`SCHEMA_VERSION`], every record
+//! A snapshot of kind [`SNAPSHOT_KIND`] holds the payload's [`SCHEMA_VERSION`], the last
+//! journaled operation it holds (for a layer opened on a directory, see
+//! [`journal`](crate::journal)), every record
 //! (full and compressed, built-ins included), the association graph with every edge and its
 //! relation (the original did not persist the graph: reloading gave bare nodes), and the
 //! counters. Saving is atomic. Loading decodes and checks the whole file first (every record
@@ -45,6 +47,7 @@ pub const SCHEMA_VERSION: u16 = 1;
 #[derive(Serialize)]
 struct SnapshotOut<'a> {
     schema: u16,
+    journal_seq: u64,
     records: &'a [MathEntry],
     graph: &'a Graph,
     counters: Vec<(&'static str, u64)>,
@@ -53,6 +56,7 @@ struct SnapshotOut<'a> {
 #[derive(Deserialize)]
 struct SnapshotIn {
     schema: u16,
+    journal_seq: u64,
     records: Vec<MathEntry>,
     graph: Graph,
     counters: Vec<(String, u64)>,
@@ -63,11 +67,17 @@ impl AngularGyrus {
     /// when this layer created or read it, or after [`allow_overwrite`](Self::allow_overwrite)
     /// (`OverwriteRefused` otherwise, and nothing is written).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
+        self.save_recording(path.as_ref(), self.journal_seq())
+    }
+
+    /// Saves to `path` under the ownership guard, recording `journal_seq` as the last
+    /// journaled operation the snapshot holds.
+    pub(crate) fn save_recording(&self, path: &Path, journal_seq: u64) -> Result<()> {
         let _s = tracing::debug_span!("ag_save", n_records = self.len_records()).entered();
         self.claims.check_writable(path)?;
         let snapshot = SnapshotOut {
             schema: SCHEMA_VERSION,
+            journal_seq,
             records: &self.state.records,
             graph: &self.state.graph,
             counters: self.state.counters.to_pairs(),
@@ -94,8 +104,9 @@ impl AngularGyrus {
         let path = path.as_ref();
         let _s = tracing::debug_span!("ag_load").entered();
         let snap: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
+        let seq = snap.journal_seq;
         let state = rebuild(path, snap)?;
-        self.install(state);
+        self.install(state, seq);
         self.claims.claim(path);
         Ok(())
     }
@@ -116,13 +127,15 @@ impl AngularGyrus {
         } else {
             (LoadOutcome::Loaded, path.to_path_buf())
         };
+        let seq = snap.journal_seq;
         let state = rebuild(&source, snap)?;
-        self.install(state);
+        self.install(state, seq);
         self.claims.claim(path);
         Ok(outcome)
     }
 
-    fn install(&mut self, state: State) {
+    fn install(&mut self, state: State, journal_seq: u64) {
+        self.loaded_journal_seq = journal_seq;
         for record in &state.records {
             self.ids.observe(record.id());
         }

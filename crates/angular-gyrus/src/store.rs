@@ -114,6 +114,7 @@ pub struct AngularGyrusBuilder {
     config: AngularGyrusConfig,
     clock: Option<SharedClock>,
     id_seed: Option<u64>,
+    sync_policy: maxim_core::journal::SyncPolicy,
 }
 
 impl AngularGyrusBuilder {
@@ -135,8 +136,24 @@ impl AngularGyrusBuilder {
         self
     }
 
-    /// The layer, once the settings are checked; seeded with the built-ins when the settings
-    /// say so.
+    /// When journaled writes reach stable storage, for a layer [`open`](Self::open)ed on a
+    /// directory (default: group commit once a second).
+    pub fn sync_policy(&mut self, policy: maxim_core::journal::SyncPolicy) -> &mut Self {
+        self.sync_policy = policy;
+        self
+    }
+
+    /// The layer opened on the directory `dir` (created if missing): the snapshot
+    /// `angular_gyrus.snap` (or its backup) loaded and the journal replayed, every later write
+    /// journaled before it returns. Errors: the settings, another open layer holding the
+    /// directory ([`maxim_core::Error::Locked`]), damage the snapshot's backup does not cover.
+    /// See [`crate::journal`].
+    pub fn open(&self, dir: impl AsRef<std::path::Path>) -> Result<AngularGyrus> {
+        self.build()?.open_dir(dir.as_ref(), self.sync_policy)
+    }
+
+    /// The layer in memory, once the settings are checked; seeded with the built-ins when the
+    /// settings say so.
     pub fn build(&self) -> Result<AngularGyrus> {
         self.config.validate()?;
         let mut ag = AngularGyrus {
@@ -147,6 +164,8 @@ impl AngularGyrusBuilder {
             callbacks: Callbacks::new(LAYER_NAME),
             queries: AtomicU64::new(0),
             claims: maxim_core::ownership::FileClaims::new(),
+            journal: None,
+            loaded_journal_seq: 0,
         };
         if ag.config.seed_built_ins {
             let now = ag.clock.now();
@@ -314,6 +333,14 @@ pub enum Op {
         /// The access time.
         at: Timestamp,
     },
+    /// One consolidation pass: the compressed forms that replace full records (their edges
+    /// stay) and the records removed.
+    Consolidate {
+        /// Compressed forms, each replacing the full record with its id.
+        compressed: Vec<crate::record::CompressedMathRecord>,
+        /// Records removed.
+        removed: Vec<RecordId>,
+    },
     /// Adds (or re-weights) the association `a ↔ b`, both directions.
     Link {
         /// One end.
@@ -416,6 +443,17 @@ impl State {
         self.records.push(entry);
     }
 
+    /// Replaces the held record with `entry`'s id, keeping the indexes right; false when
+    /// there is none.
+    fn replace(&mut self, entry: MathEntry) -> bool {
+        let Some(slot) = self.slot(entry.id()) else { return false };
+        let old = std::mem::replace(&mut self.records[slot], entry);
+        self.unindex(&old);
+        let new = self.records[slot].clone();
+        self.index(&new);
+        true
+    }
+
     fn take(&mut self, slot: usize) -> MathEntry {
         let id = self.records[slot].id();
         let entry = self.records.swap_remove(slot);
@@ -460,6 +498,10 @@ pub struct AngularGyrus {
     pub(crate) callbacks: Callbacks<MathEntry>,
     pub(crate) queries: AtomicU64,
     pub(crate) claims: maxim_core::ownership::FileClaims,
+    /// The directory and journal, when the layer was opened on one.
+    pub(crate) journal: Option<crate::journal::Journaled>,
+    /// The journal sequence number the last loaded snapshot recorded.
+    pub(crate) loaded_journal_seq: u64,
 }
 
 impl std::fmt::Debug for AngularGyrus {
@@ -553,8 +595,7 @@ impl AngularGyrus {
             return Err(Error::Full { max: self.config.max_records });
         }
         self.ids.observe(id);
-        self.apply(Op::Insert { entry });
-        self.state.counters.total_stores += 1;
+        self.journal_and_apply(Op::Insert { entry })?;
         let slot = self.state.slot(id).expect("just inserted");
         self.callbacks.fire_capture(id, &self.state.records[slot]);
         Ok(id)
@@ -573,9 +614,7 @@ impl AngularGyrus {
         record.meta.created_at = old.created_at;
         record.meta.accessed_at = old.accessed_at;
         record.meta.access_count = old.access_count;
-        self.apply(Op::Replace { entry: MathEntry::Full(record) });
-        self.state.counters.replacements += 1;
-        Ok(())
+        self.journal_and_apply(Op::Replace { entry: MathEntry::Full(record) })
     }
 
     /// Removes record `id` from the records, the indexes and the graph, then runs the deletion
@@ -587,8 +626,7 @@ impl AngularGyrus {
             return Err(Error::BuiltIn { id });
         }
         let entry = self.state.records[slot].clone();
-        self.apply(Op::Remove { id });
-        self.state.counters.removals += 1;
+        self.journal_and_apply(Op::Remove { id })?;
         self.callbacks.fire_delete(id);
         Ok(entry)
     }
@@ -608,9 +646,7 @@ impl AngularGyrus {
             )));
         }
         check_unit("weight", weight)?;
-        self.apply(Op::Link { a, b, relation, weight });
-        self.state.counters.links += 1;
-        Ok(())
+        self.journal_and_apply(Op::Link { a, b, relation, weight })
     }
 
     /// The records associated with `a` (either direction), with relation and weight, sorted
@@ -687,19 +723,39 @@ impl AngularGyrus {
     /// was built (a journal replays operations that were checked when first applied).
     pub(crate) fn apply(&mut self, op: Op) {
         match op {
-            Op::Insert { entry } => self.state.push(entry),
+            Op::Insert { entry } => {
+                if self.state.slot(entry.id()).is_none() {
+                    self.ids.observe(entry.id());
+                    if !entry.is_built_in() {
+                        self.state.counters.total_stores += 1;
+                    }
+                    self.state.push(entry);
+                }
+            }
             Op::Replace { entry } => {
-                if let Some(slot) = self.state.slot(entry.id()) {
-                    let old = std::mem::replace(&mut self.state.records[slot], entry);
-                    self.state.unindex(&old);
-                    let new = self.state.records[slot].clone();
-                    self.state.index(&new);
+                if self.state.replace(entry) {
+                    self.state.counters.replacements += 1;
                 }
             }
             Op::Remove { id } => {
                 if let Some(slot) = self.state.slot(id) {
                     self.state.take(slot);
+                    self.state.counters.removals += 1;
                 }
+            }
+            Op::Consolidate { compressed, removed } => {
+                for c in compressed {
+                    if self.state.replace(MathEntry::Compressed(c)) {
+                        self.state.counters.compressions += 1;
+                    }
+                }
+                for id in removed {
+                    if let Some(slot) = self.state.slot(id) {
+                        self.state.take(slot);
+                        self.state.counters.removals += 1;
+                    }
+                }
+                self.state.counters.consolidations += 1;
             }
             Op::Touch { ids, at } => {
                 for id in ids {
@@ -709,6 +765,10 @@ impl AngularGyrus {
                 }
             }
             Op::Link { a, b, relation, weight } => {
+                if self.state.slot(a).is_none() || self.state.slot(b).is_none() {
+                    return;
+                }
+                self.state.counters.links += 1;
                 let meta = EdgeMetaRef::relation(relation.as_str());
                 // Both ends are held and the weight was checked, so neither insert can fail.
                 let _ = self.state.graph.add_edge_ref(a, b, EdgeKind::Associates, weight, meta);

@@ -5,6 +5,7 @@ mod common;
 mod compute;
 mod contract;
 mod fit_model;
+mod journal;
 mod layer;
 mod model;
 mod planted;
