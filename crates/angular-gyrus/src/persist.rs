@@ -99,10 +99,12 @@ impl AngularGyrus {
     }
 
     /// Replaces the layer's contents with the snapshot at `path`; on any error the layer is
-    /// left exactly as it was (see the [module docs](self)).
+    /// left exactly as it was (see the [module docs](self)). A layer open on a directory
+    /// refuses (`InvalidArgument`): it reloads by reopening.
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("ag_load").entered();
+        self.refuse_if_journaled()?;
         let snap: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
         let seq = snap.journal_seq;
         let state = rebuild(path, snap)?;
@@ -116,6 +118,7 @@ impl AngularGyrus {
     pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("ag_load_with_recovery").entered();
+        self.refuse_if_journaled()?;
         let (snap, recovery) = match codec::load_with_recovery::<SnapshotIn>(path, SNAPSHOT_KIND) {
             Ok(found) => found,
             Err(e) if codec::is_missing(&e) => return Ok(LoadOutcome::Missing),
@@ -132,6 +135,19 @@ impl AngularGyrus {
         self.install(state, seq);
         self.claims.claim(path);
         Ok(outcome)
+    }
+
+    /// A layer open on a directory reloads only by reopening: replacing its contents under
+    /// its journal would make the journal describe another state.
+    fn refuse_if_journaled(&self) -> Result<()> {
+        if self.is_journaled() {
+            return Err(maxim_core::Error::invalid(
+                "load",
+                "the layer is open on a directory; reopen it instead",
+            )
+            .into());
+        }
+        Ok(())
     }
 
     fn install(&mut self, state: State, journal_seq: u64) {

@@ -82,6 +82,11 @@ fn a_directory_is_opened_by_one_layer_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::new(T0);
     let ag = open(&clock, dir.path());
+    let mut ag = ag;
+    let elsewhere = tempfile::tempdir().unwrap();
+    let path = elsewhere.path().join("other.snap");
+    ag.save(&path).unwrap();
+    assert!(ag.load(&path).is_err(), "a journaled layer reloads only by reopening");
     let second = AngularGyrus::builder().clock(clock.shared()).open(dir.path());
     assert!(matches!(second, Err(angular_gyrus::Error::Core(maxim_core::Error::Locked { .. }))));
     drop(ag);
