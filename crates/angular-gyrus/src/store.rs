@@ -309,6 +309,7 @@ impl MathFilter {
 /// One mutation of the store, with every id and time already chosen: what a journal logs and
 /// replays. [`AngularGyrus`] applies each through one function that cannot fail.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum Op {
     /// Adds a validated record whose id is new.
     Insert {
