@@ -59,6 +59,9 @@ use crate::error::{Error, Result, check_all_finite};
 /// Seconds in a day.
 const DAY: f64 = 86_400.0;
 
+/// Rows of the standardised series multiplied at once by [`correlate_all`].
+const CORR_BLOCK: usize = 16;
+
 /// When a fit counts as confirmed, and what [`fit_many`] fits.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -558,7 +561,8 @@ impl Correlations {
 /// Pearson r, p-values and Benjamini–Hochberg q-values for every pair of rows of `rows`
 /// (series on a common time grid, one per row). Errors: fewer than 3 points, a NaN or
 /// infinity (its index counts row-major), values so large their squares overflow
-/// ([`Error::Undefined`]). Constant rows are left out and listed.
+/// ([`Error::Undefined`]). Constant rows are left out and listed. The sequential and the
+/// parallel path compute the same blocks and agree bit for bit.
 pub fn correlate_all(rows: ArrayView2<'_, f64>, parallelism: Parallelism) -> Result<Correlations> {
     let _s =
         tracing::debug_span!("ag_correlate_all", n_series = rows.nrows(), n_points = rows.ncols()).entered();
@@ -599,16 +603,19 @@ pub fn correlate_all(rows: ArrayView2<'_, f64>, parallelism: Parallelism) -> Res
     }
     let m = keep.len();
     let z = z.slice_axis(Axis(0), Slice::from(..m));
-    let r = if parallel {
-        let starts: Vec<usize> = (0..m).step_by(16).collect();
-        let blocks: Vec<Array2<f64>> = starts
-            .into_par_iter()
-            .map(|lo| z.slice_axis(Axis(0), Slice::from(lo..(lo + 16).min(m))).dot(&z.t()))
-            .collect();
-        let views: Vec<ArrayView2<'_, f64>> = blocks.iter().map(|b| b.view()).collect();
-        ndarray::concatenate(Axis(0), &views).unwrap_or_else(|_| Array2::zeros((m, m)))
+    // The same row blocks on both paths, so that they agree bit for bit.
+    let block = |lo: usize| z.slice_axis(Axis(0), Slice::from(lo..(lo + CORR_BLOCK).min(m))).dot(&z.t());
+    let starts: Vec<usize> = (0..m).step_by(CORR_BLOCK).collect();
+    let blocks: Vec<Array2<f64>> = if parallel {
+        starts.into_par_iter().map(block).collect()
     } else {
-        z.dot(&z.t())
+        starts.into_iter().map(block).collect()
+    };
+    let views: Vec<ArrayView2<'_, f64>> = blocks.iter().map(|b| b.view()).collect();
+    let r = if views.is_empty() {
+        Array2::zeros((0, 0))
+    } else {
+        ndarray::concatenate(Axis(0), &views).unwrap_or_else(|_| Array2::zeros((m, m)))
     };
     let df = (n - 2) as f64;
     let dist = StudentsT::new(0.0, 1.0, df).ok();
