@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use cerebellum::{Cerebellum, Outcome, RunTrace, Step, Task};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use maxim_core::{ManualClock, MemoryLayer, SplitMix64, Source, Timestamp};
+use maxim_core::{ManualClock, MemoryLayer, Source, SplitMix64, Timestamp};
 
 const SIZES: [usize; 2] = [1_000, 10_000];
 const T0_SECS: i64 = 1_700_000_000;
@@ -72,10 +72,15 @@ fn bench(c: &mut Criterion) {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     i += 1;
-                    let r = RunTrace::new(format!("new-{i}"), format!("goal {}", i % 100), Source::ToolResult, 0.8)
-                        .facts(["fact 4"])
-                        .call(Step::read("tool1", "target"))
-                        .call(Step::write(format!("fresh{i}"), "target"));
+                    let r = RunTrace::new(
+                        format!("new-{i}"),
+                        format!("goal {}", i % 100),
+                        Source::ToolResult,
+                        0.8,
+                    )
+                    .facts(["fact 4"])
+                    .call(Step::read("tool1", "target"))
+                    .call(Step::write(format!("fresh{i}"), "target"));
                     let start = Instant::now();
                     let out = cb.distil(black_box(&r), &ok).expect("a valid run");
                     total += start.elapsed();
