@@ -67,8 +67,10 @@ use maxim_core::layer::ConsolidationReport;
 use maxim_core::{MemoryRecord, RecordId, RecordMeta, Timestamp};
 
 use crate::concept::{CompressedSemantic, SemanticRecord};
+use crate::config::AtlConfig;
 use crate::error::Result;
-use crate::store::{Atl, AtlConfig, State};
+use crate::state::State;
+use crate::store::Atl;
 
 /// The eviction candidates are the lowest-ranked `max_concepts / EVICTION_BATCH_DIVISOR`
 /// concepts (at least one); see [Eviction at capacity](self#eviction-at-capacity).

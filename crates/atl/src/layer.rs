@@ -34,8 +34,9 @@ use maxim_core::{ConceptSpec, ConceptStore, GraphView, MemoryLayer, MemoryRecord
 
 use crate::concept::SemanticRecord;
 use crate::error::{Error, Result};
+use crate::filter::ConceptFilter;
 use crate::relations::DefineOutcome;
-use crate::store::{Atl, ConceptFilter, LAYER_NAME};
+use crate::store::{Atl, LAYER_NAME};
 
 impl MemoryLayer for Atl {
     type Record = SemanticRecord;

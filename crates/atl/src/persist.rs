@@ -43,7 +43,8 @@ use serde::{Deserialize, Serialize};
 use crate::concept::SemanticRecord;
 use crate::error::{Error, Result};
 use crate::registry::{RelationshipType, edge_kind_of};
-use crate::store::{Atl, LAYER_NAME, State};
+use crate::state::State;
+use crate::store::{Atl, LAYER_NAME};
 
 /// The version of the snapshot's payload layout this build writes and reads.
 pub const SCHEMA_VERSION: u16 = 1;

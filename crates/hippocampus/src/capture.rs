@@ -2,7 +2,7 @@
 //!
 //! A capture validates the episode, makes room at capacity (it evicts the records with the
 //! lowest retention scores among those that are not long-term, a batch at a time; see
-//! [eviction](crate#eviction-at-capacity)), stores and indexes the episode, promotes it to
+//! eviction in `docs/hippocampus.md`), stores and indexes the episode, promotes it to
 //! long-term at once when its salience or novelty reaches 0.95 (else queues it for
 //! consolidation when either exceeds 0.7 or the user spoke), forms its associations, and
 //! then tells the capture callbacks.

@@ -46,7 +46,7 @@ pub enum StrategyKind {
 pub struct HippocampusConfig {
     /// Most records held (default 10,000). A capture that finds the store full first evicts
     /// the [`eviction_fraction`](Self::eviction_fraction) of it with the lowest retention
-    /// scores, never a long-term record (see [eviction](crate#eviction-at-capacity)).
+    /// scores, never a long-term record (see eviction in `docs/hippocampus.md`).
     pub max_nodes: usize,
     /// The share of `max_nodes` one eviction removes, rounded up, at least one record
     /// (default 0.01: 100 of 10,000). 0 evicts one record at a time, as the original did, at

@@ -8,6 +8,10 @@
 //! maxim crates             list the crates of the workspace
 //! maxim --version
 //! ```
+//!
+//! The libraries log through `tracing` and never install a subscriber; this program does:
+//! warnings and errors go to standard error, and `MAXIM_LOG` (an `EnvFilter` directive such
+//! as `debug` or `hippocampus=trace`) asks for more.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -39,6 +43,7 @@ const USAGE: &str = "usage: maxim demo [--dir DIR] | maxim inspect FILE... | max
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> ExitCode {
+    install_log_subscriber();
     // Arguments as the OS gives them: a file name need not be UTF-8.
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let outcome = match args.first().and_then(|a| a.to_str()) {
@@ -229,4 +234,17 @@ fn inspect_paths(files: &[PathBuf]) -> bool {
         }
     }
     all_intact
+}
+
+/// Sends the libraries' `tracing` events to standard error: warnings and errors by default
+/// (a failed callback or a recovered snapshot is worth seeing), more when `MAXIM_LOG` says so.
+fn install_log_subscriber() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MAXIM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // A second subscriber cannot be installed; the first one stays, which is what we want.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(true)
+        .try_init();
 }

@@ -81,7 +81,7 @@ pub struct VectorIndex {
 }
 
 impl VectorIndex {
-    /// An empty index of vectors of `dim` values (1 to [`MAX_DIM`]).
+    /// An empty index of vectors of `dim` values (1 to [`MAX_DIM`](super::MAX_DIM)).
     pub fn new(dim: usize) -> Result<Self> {
         Self::with_capacity(dim, 0)
     }

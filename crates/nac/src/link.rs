@@ -1,0 +1,438 @@
+//! [`CausalLink`]: what the store has learned about one event → outcome pair in one context,
+//! and the Rescorla–Wagner update that learns it (`spec/maxim-reference.md` §8.1, §8.2).
+//!
+//! ```
+//! use nac::{Valence, alpha};
+//! // The learning rate folds novelty in: alpha = 0.05 + 0.45 · novelty · lr · 2.
+//! assert!((alpha(0.2, 0.5) - 0.14).abs() < 1e-12);
+//! assert!((alpha(0.05, 0.5) - 0.0725).abs() < 1e-12);
+//! assert!((alpha(0.5, 0.5) - 0.275).abs() < 1e-12);
+//! assert_eq!(Valence::Positive.reward(), 1.0);
+//! assert_eq!("negative".parse::<Valence>()?, Valence::Negative);
+//! assert!("great".parse::<Valence>().is_err());
+//! # Ok::<(), nac::Error>(())
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use maxim_core::value::Map;
+use maxim_core::{RecordId, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use crate::context::{StableHasher, context_hash};
+use crate::error::Error;
+use crate::ring::Ring;
+
+/// The valence of an outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Valence {
+    /// A good outcome (reward 1).
+    Positive,
+    /// A bad outcome (reward 0).
+    Negative,
+    /// Neither (reward 0.5).
+    Neutral,
+    /// Not known (reward 0.5).
+    Unknown,
+}
+
+impl Valence {
+    /// The reward the Rescorla–Wagner update learns towards: 1, 0, 0.5, 0.5.
+    pub const fn reward(self) -> f64 {
+        match self {
+            Self::Positive => 1.0,
+            Self::Negative => 0.0,
+            Self::Neutral | Self::Unknown => 0.5,
+        }
+    }
+
+    /// The valence on the smoothing scale: +1, −1, 0, 0.
+    pub const fn scale(self) -> f64 {
+        match self {
+            Self::Positive => 1.0,
+            Self::Negative => -1.0,
+            Self::Neutral | Self::Unknown => 0.0,
+        }
+    }
+
+    /// The text form (`positive`, `negative`, `neutral`, `unknown`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Positive => "positive",
+            Self::Negative => "negative",
+            Self::Neutral => "neutral",
+            Self::Unknown => "unknown",
+        }
+    }
+
+    /// The valence a smoothed score stands for: above 0.3 positive, below −0.3 negative,
+    /// neutral between.
+    pub fn classify(score: f64) -> Self {
+        if score > 0.3 {
+            Self::Positive
+        } else if score < -0.3 {
+            Self::Negative
+        } else {
+            Self::Neutral
+        }
+    }
+}
+
+impl fmt::Display for Valence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Valence {
+    type Err = Error;
+
+    /// Parses the text form; anything else is an error (§8.1: a valence outside the enum is
+    /// refused).
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "positive" => Ok(Self::Positive),
+            "negative" => Ok(Self::Negative),
+            "neutral" => Ok(Self::Neutral),
+            "unknown" => Ok(Self::Unknown),
+            other => Err(Error::invalid(
+                "valence",
+                format!("{other:?} is not positive, negative, neutral or unknown"),
+            )),
+        }
+    }
+}
+
+/// The Rescorla–Wagner learning rate for a base `learning_rate` and a `novelty`, both in
+/// `[0, 1]`: `0.05 + (0.5 − 0.05) · novelty · learning_rate · 2` (§8.2).
+pub fn alpha(learning_rate: f64, novelty: f64) -> f64 {
+    0.05 + (0.5 - 0.05) * novelty * learning_rate * 2.0
+}
+
+/// A link's id: a stable 64-bit hash of its key (event signature, outcome signature and
+/// context), the same in every run and after a reload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+#[repr(transparent)]
+pub struct LinkId(u64);
+
+impl LinkId {
+    /// The id whose bits are `bits`.
+    pub const fn from_u64(bits: u64) -> Self {
+        Self(bits)
+    }
+
+    /// The id's bits.
+    pub const fn as_u64(self) -> u64 {
+        self.0
+    }
+
+    /// The id of the link keyed by `event_signature`, `outcome_signature` and `context`.
+    ///
+    /// ```
+    /// use maxim_core::value::{Map, Value};
+    /// use nac::LinkId;
+    /// let mug: Map = [("object", Value::from("mug"))].into_iter().collect();
+    /// let a = LinkId::of("tool:grasp", "tool:grasp:positive", &mug);
+    /// assert_eq!(a, LinkId::of("tool:grasp", "tool:grasp:positive", &mug));
+    /// assert_ne!(a, LinkId::of("tool:grasp", "tool:grasp:positive", &Map::new()));
+    /// assert_eq!(a.to_string().len(), 16);
+    /// ```
+    pub fn of(event_signature: &str, outcome_signature: &str, context: &Map) -> Self {
+        Self::from_parts(event_signature, outcome_signature, context_hash(context))
+    }
+
+    pub(crate) fn from_parts(event_signature: &str, outcome_signature: &str, context_hash: u64) -> Self {
+        let mut h = StableHasher::new(4);
+        h.bytes(event_signature.as_bytes());
+        h.bytes(outcome_signature.as_bytes());
+        h.word(context_hash);
+        Self(h.finish())
+    }
+}
+
+impl fmt::Display for LinkId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// What the store has learned about one event → outcome pair in one context (§8.1).
+///
+/// The key is the event signature, the outcome signature and the event's context; its
+/// [`LinkId`] is the key's hash. Unlike the original, a link also keeps the times of its last
+/// observations ([`observed_at`](Self::observed_at)), which its promotion candidate carries so
+/// the randomness gate can judge their timing without asking the episodic layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CausalLink {
+    pub(crate) id: LinkId,
+    pub(crate) event_type: String,
+    pub(crate) event_signature: String,
+    pub(crate) context: Map,
+    pub(crate) outcome_type: String,
+    pub(crate) outcome_signature: String,
+    pub(crate) valence: Valence,
+    pub(crate) valence_score: f64,
+    pub(crate) predicted_value: f64,
+    pub(crate) last_rpe: f64,
+    pub(crate) observation_count: u64,
+    pub(crate) confidence: f64,
+    pub(crate) first_observed: Timestamp,
+    pub(crate) last_observed: Timestamp,
+    pub(crate) history: Ring<f64>,
+    pub(crate) delays: Ring<f64>,
+    pub(crate) memory_ids: Ring<RecordId>,
+    pub(crate) observed_at: Ring<Timestamp>,
+}
+
+/// The bounds of a link's histories.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds {
+    pub(crate) history: usize,
+    pub(crate) delays: usize,
+    pub(crate) memory_ids: usize,
+    pub(crate) observed_at: usize,
+}
+
+impl CausalLink {
+    /// A new link from its first observation: one observation, confidence 0.5, the valence
+    /// as given, V 0.5 before the first update (which the caller applies).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        id: LinkId,
+        event_type: &str,
+        event_signature: &str,
+        context: &Map,
+        outcome_type: &str,
+        outcome_signature: &str,
+        valence: Valence,
+        at: Timestamp,
+        bounds: Bounds,
+    ) -> Self {
+        Self {
+            id,
+            event_type: event_type.to_owned(),
+            event_signature: event_signature.to_owned(),
+            context: context.clone(),
+            outcome_type: outcome_type.to_owned(),
+            outcome_signature: outcome_signature.to_owned(),
+            valence,
+            valence_score: valence.scale(),
+            predicted_value: 0.5,
+            last_rpe: 0.0,
+            observation_count: 1,
+            confidence: 0.5,
+            first_observed: at,
+            last_observed: at,
+            history: Ring::new(bounds.history),
+            delays: Ring::new(bounds.delays),
+            memory_ids: Ring::new(bounds.memory_ids),
+            observed_at: Ring::new(bounds.observed_at),
+        }
+    }
+
+    /// The first observation's delay, memory id and time (the count is already 1).
+    pub(crate) fn first_observation(&mut self, delay: f64, memory_id: Option<RecordId>, at: Timestamp) {
+        self.delays.push(delay);
+        if let Some(m) = memory_id {
+            self.memory_ids.push(m);
+        }
+        self.observed_at.push(at);
+    }
+
+    /// The Rescorla–Wagner update (§8.2): `err = R − V`, `V = clamp(V + α·err, 0, 1)`, the old
+    /// V appended to the history. Returns the prediction error.
+    #[inline]
+    pub(crate) fn rescorla_wagner(&mut self, valence: Valence, alpha: f64) -> f64 {
+        let old = self.predicted_value;
+        let err = valence.reward() - old;
+        self.last_rpe = err.abs();
+        self.predicted_value = (old + alpha * err).clamp(0.0, 1.0);
+        self.history.push(old);
+        err
+    }
+
+    /// Records one more observation (§8.2 `record_observation`): the delay, the count and the
+    /// confidence `min(0.99, 0.5 + 0.1·√count)`, the smoothed valence `0.8·score + 0.2·new`,
+    /// the memory id (once), the time.
+    #[inline]
+    pub(crate) fn record_observation(
+        &mut self,
+        delay: f64,
+        valence: Valence,
+        memory_id: Option<RecordId>,
+        at: Timestamp,
+    ) {
+        self.delays.push(delay);
+        self.observation_count += 1;
+        self.confidence = confidence_for(self.observation_count);
+        self.valence_score = 0.8 * self.valence_score + 0.2 * valence.scale();
+        self.valence = Valence::classify(self.valence_score);
+        if let Some(m) = memory_id
+            && !self.memory_ids.contains(&m)
+        {
+            self.memory_ids.push(m);
+        }
+        self.observed_at.push(at);
+        if at > self.last_observed {
+            self.last_observed = at;
+        }
+    }
+
+    /// The link's id.
+    pub fn id(&self) -> LinkId {
+        self.id
+    }
+
+    /// The event's type (`tool`, `user_input`, `temporal`, `state_change`, ...).
+    pub fn event_type(&self) -> &str {
+        &self.event_type
+    }
+
+    /// The event's signature (`tool:grasp`).
+    pub fn event_signature(&self) -> &str {
+        &self.event_signature
+    }
+
+    /// The context the event happened in (part of the key).
+    pub fn context(&self) -> &Map {
+        &self.context
+    }
+
+    /// The outcome's type.
+    pub fn outcome_type(&self) -> &str {
+        &self.outcome_type
+    }
+
+    /// The outcome's signature (`tool:grasp:positive`).
+    pub fn outcome_signature(&self) -> &str {
+        &self.outcome_signature
+    }
+
+    /// The outcome's smoothed valence.
+    pub fn valence(&self) -> Valence {
+        self.valence
+    }
+
+    /// The smoothed valence score in `[-1, 1]` (`valence` classifies it).
+    pub fn valence_score(&self) -> f64 {
+        self.valence_score
+    }
+
+    /// The learned value V in `[0, 1]`: the expected reward of the outcome.
+    pub fn predicted_value(&self) -> f64 {
+        self.predicted_value
+    }
+
+    /// The size of the last prediction error, `|R − V|` before the update.
+    pub fn last_rpe(&self) -> f64 {
+        self.last_rpe
+    }
+
+    /// Observations counted.
+    pub fn observation_count(&self) -> u64 {
+        self.observation_count
+    }
+
+    /// Confidence in `[0, 0.99]`: `min(0.99, 0.5 + 0.1·√count)`, lowered by decay.
+    pub fn confidence(&self) -> f64 {
+        self.confidence
+    }
+
+    /// When the link was first observed.
+    pub fn first_observed(&self) -> Timestamp {
+        self.first_observed
+    }
+
+    /// When it was last observed.
+    pub fn last_observed(&self) -> Timestamp {
+        self.last_observed
+    }
+
+    /// The values V held before each of the last updates, oldest first.
+    pub fn history(&self) -> &Ring<f64> {
+        &self.history
+    }
+
+    /// The last delays between event and outcome, in seconds, oldest first.
+    pub fn delays(&self) -> &Ring<f64> {
+        &self.delays
+    }
+
+    /// The episodes that contributed (the last ones, each once), oldest first.
+    pub fn memory_ids(&self) -> &Ring<RecordId> {
+        &self.memory_ids
+    }
+
+    /// The times of the last observations, in the order they were made.
+    pub fn observed_at(&self) -> &Ring<Timestamp> {
+        &self.observed_at
+    }
+
+    /// The mean of the kept delays, in seconds (`None` without one).
+    pub fn mean_delay(&self) -> Option<f64> {
+        if self.delays.is_empty() {
+            None
+        } else {
+            Some(self.delays.iter().sum::<f64>() / self.delays.len() as f64)
+        }
+    }
+
+    /// The pattern name of the link's promotion candidate: `"<event> → <outcome>"` (§8.4).
+    pub fn pattern_name(&self) -> String {
+        let mut name = String::with_capacity(self.event_signature.len() + self.outcome_signature.len() + 5);
+        name.push_str(&self.event_signature);
+        name.push_str(" \u{2192} ");
+        name.push_str(&self.outcome_signature);
+        name
+    }
+
+    /// Checks a link read from a file: names, finite numbers in range, consistent counts.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        for (field, name) in [
+            ("event_type", &self.event_type),
+            ("event_signature", &self.event_signature),
+            ("outcome_type", &self.outcome_type),
+            ("outcome_signature", &self.outcome_signature),
+        ] {
+            crate::context::check_name(field, name).map_err(|e| e.to_string())?;
+        }
+        crate::context::check_context("context", &self.context).map_err(|e| e.to_string())?;
+        let unit = |field: &str, v: f64| {
+            if v.is_finite() && (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{field} {v} is not in [0, 1]"))
+            }
+        };
+        unit("predicted value", self.predicted_value)?;
+        unit("confidence", self.confidence)?;
+        unit("last prediction error", self.last_rpe)?;
+        if !(self.valence_score.is_finite() && (-1.0..=1.0).contains(&self.valence_score)) {
+            return Err(format!("valence score {} is not in [-1, 1]", self.valence_score));
+        }
+        if self.observation_count == 0 {
+            return Err("no observation counted".into());
+        }
+        if let Some(v) = self.history.iter().find(|v| !(v.is_finite() && (0.0..=1.0).contains(*v))) {
+            return Err(format!("history value {v} is not in [0, 1]"));
+        }
+        if let Some(d) = self.delays.iter().find(|d| !(d.is_finite() && **d >= 0.0)) {
+            return Err(format!("delay {d} is not a finite number >= 0"));
+        }
+        if self.first_observed > self.last_observed {
+            return Err("first observed after last observed".into());
+        }
+        if LinkId::of(&self.event_signature, &self.outcome_signature, &self.context) != self.id {
+            return Err("id does not match the link's key".into());
+        }
+        Ok(())
+    }
+}
+
+/// `min(0.99, 0.5 + 0.1·√count)`.
+pub(crate) fn confidence_for(count: u64) -> f64 {
+    (0.5 + 0.1 * (count as f64).sqrt()).min(0.99)
+}
