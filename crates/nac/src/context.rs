@@ -167,7 +167,8 @@ pub(crate) fn check_context(field: &'static str, context: &Map) -> Result<()> {
 
 /// Refuses an empty (or blank) name, or one longer than [`MAX_NAME_BYTES`].
 pub(crate) fn check_name(field: &'static str, name: &str) -> Result<()> {
-    if name.trim().is_empty() {
+    // Stops at the first character that is not whitespace: one step for a usual name.
+    if name.chars().all(char::is_whitespace) {
         return Err(Error::invalid(field, "empty"));
     }
     if name.len() > MAX_NAME_BYTES {

@@ -41,7 +41,10 @@ impl<T: Clone> Ring<T> {
             self.buf.push(value);
         } else {
             self.buf[self.head] = value;
-            self.head = (self.head + 1) % self.cap;
+            self.head += 1;
+            if self.head == self.cap {
+                self.head = 0;
+            }
         }
     }
 
