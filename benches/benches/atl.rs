@@ -47,7 +47,11 @@ struct Store {
 /// A store of `c` workload concepts holding at most `max_concepts`.
 fn build(c: usize, max_concepts: usize) -> Store {
     let clock = ManualClock::new(Timestamp::from_secs(T0_SECS));
-    let config = AtlConfig { max_concepts, ..AtlConfig::default() };
+    let config = {
+        let mut c = AtlConfig::default();
+        c.max_concepts = max_concepts;
+        c
+    };
     let mut builder = Atl::builder();
     builder.clock(clock.shared()).config(config).id_seed(6);
     let mut atl = builder.build().expect("valid settings");

@@ -15,11 +15,11 @@
 
 use std::hint::black_box;
 
+use atl::names::{name_key, name_key_into, name_similarity};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use maxim_benches::concept;
 use maxim_core::RecordId;
 use maxim_core::embed::{Embedder, HashEmbedder, Parallelism, VectorIndex};
-use maxim_core::text::{name_key, name_key_into, name_similarity};
 
 const SENTENCE: &str = "The robot navigated to the kitchen, grasped the red coffee mug from the top shelf, \
                         carried it carefully past the sleeping cat and placed it next to the batteries \

@@ -14,7 +14,7 @@
 //!   episodes are never evicted, so a store that kept capturing would end up all long-term,
 //!   which is not the workload's mix (about one in ten);
 //! - `recall_{goal,tool_success,object}/N`: part b's queries, limit 10, touching the results
-//!   as the workload does (`recall_and_touch`), clock at the last capture;
+//!   as the workload does (`recall_touching`), clock at the last capture;
 //!   `recall_goal_plain/N` is the trait's `recall`, which records no access;
 //!   `recall_query/N` is the goal filter with a query of the object and tool names, ranked
 //!   by keyword relevance (plain `recall`);
@@ -42,14 +42,17 @@ use maxim_benches::{
     EpisodeDraw, GOALS, associative_seeds, capture_time, episode_input, episode_stream, object,
     recall_queries, rss_kib, tool,
 };
-use maxim_core::{IdGenerator, ManualClock, RecordId};
+use maxim_core::{ManualClock, RecordId};
 
 const SIZES: [usize; 2] = [10_000, 100_000];
 /// Episodes drawn after the first N, cycled through by the capture benchmark.
 const EXTRA: usize = 4096;
 
 fn config(n: usize) -> HippocampusConfig {
-    HippocampusConfig { max_nodes: 2 * n, auto_save_after_sleep: false, ..HippocampusConfig::default() }
+    let mut c = HippocampusConfig::default();
+    c.max_nodes = 2 * n;
+    c.auto_save_after_sleep = false;
+    c
 }
 
 /// A store that captured `draws` on the virtual clock, with the ids in capture order.
@@ -63,7 +66,11 @@ fn build_with(
     config: HippocampusConfig,
     draws: &[EpisodeDraw],
 ) -> (Hippocampus, Vec<RecordId>) {
-    let mut hippo = Hippocampus::with_id_generator(config, clock.shared(), IdGenerator::seeded(1))
+    let mut hippo = Hippocampus::builder()
+        .config(config)
+        .clock(clock.shared())
+        .id_seed(1)
+        .build()
         .expect("a valid config");
     let ids = draws
         .iter()
@@ -121,10 +128,11 @@ fn hippocampus(c: &mut Criterion) {
 
         if n == SIZES[0] {
             let full_clock = ManualClock::new(capture_time(0));
-            let full_config = HippocampusConfig {
-                max_nodes: n,
-                auto_save_after_sleep: false,
-                ..HippocampusConfig::default()
+            let full_config = {
+                let mut c = HippocampusConfig::default();
+                c.max_nodes = n;
+                c.auto_save_after_sleep = false;
+                c
             };
             let (template, _) = build_with(&full_clock, full_config, &draws[..n]);
             let mut full = template.clone_without_callbacks();
@@ -167,7 +175,7 @@ fn hippocampus(c: &mut Criterion) {
             group.bench_function(BenchmarkId::new(label, n), |b| {
                 b.iter(|| {
                     q = (q + 1) % filters.len();
-                    hippo.recall_and_touch(&filters[q], 10).len()
+                    hippo.recall_touching(&filters[q], 10).len()
                 });
             });
         }
@@ -225,7 +233,13 @@ fn hippocampus(c: &mut Criterion) {
         let bytes = std::fs::read(&path).expect("the saved snapshot");
         group.bench_function(BenchmarkId::new("decode", n), |b| {
             b.iter_batched(
-                || Hippocampus::new(config(n), clock.shared()).expect("a valid config"),
+                || {
+                    Hippocampus::builder()
+                        .config(config(n))
+                        .clock(clock.shared())
+                        .build()
+                        .expect("a valid config")
+                },
                 |mut fresh| {
                     fresh.load_from_bytes(&path, &bytes).expect("decode");
                     fresh
@@ -235,7 +249,13 @@ fn hippocampus(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("load", n), |b| {
             b.iter_batched(
-                || Hippocampus::new(config(n), clock.shared()).expect("a valid config"),
+                || {
+                    Hippocampus::builder()
+                        .config(config(n))
+                        .clock(clock.shared())
+                        .build()
+                        .expect("a valid config")
+                },
                 |mut fresh| {
                     fresh.load(&path).expect("load");
                     fresh

@@ -1,7 +1,8 @@
 //! Project automation for maxim: `cargo xtask bench | tidy | ci`.
 //!
 //! - `cargo xtask tidy` checks the layering (a leaf crate depends on `maxim-core` and on no
-//!   other workspace crate), that every source file opens with `//!` docs, and that the
+//!   other workspace crate, through any kind of dependency, except the test helpers of
+//!   `maxim-testkit` as dev-dependencies), that every source file opens with `//!` docs, and that the
 //!   repository's top level holds only what the design card lists.
 //! - `cargo xtask ci` runs `.ci/run`, the same script CI runs.
 //! - `cargo xtask bench [BENCH] [--save NAME | --baseline NAME]` runs the criterion benchmarks
@@ -16,6 +17,10 @@ use xshell::{Shell, cmd};
 /// Crates that may depend on `maxim-core` and on no other workspace crate.
 const LEAVES: &[&str] =
     &["hippocampus", "atl", "angular-gyrus", "crossgraph", "nac", "ips-gate", "promoter", "cerebellum"];
+
+/// Test helpers: they depend on `maxim-core` alone, and a leaf may take them as
+/// dev-dependencies.
+const HELPERS: &[&str] = &["maxim-testkit"];
 
 /// What may sit at the repository's top level.
 const TOP_LEVEL: &[&str] = &[
@@ -121,24 +126,36 @@ fn check_layering(problems: &mut Vec<String>) -> Result {
     let members: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
     for package in packages {
         let name = package["name"].as_str().unwrap_or_default();
-        let allowed: &[&str] = if LEAVES.contains(&name) {
-            &["maxim-core"]
-        } else if name == "maxim-core" {
-            &[]
-        } else {
-            continue;
-        };
         for dep in package["dependencies"].as_array().into_iter().flatten() {
             let dep_name = dep["name"].as_str().unwrap_or_default();
-            let normal = dep["kind"].is_null();
-            if normal && members.contains(&dep_name) && !allowed.contains(&dep_name) {
-                problems.push(format!(
-                    "{name} depends on workspace crate {dep_name}; leaf crates may depend on maxim-core only"
-                ));
+            if !members.contains(&dep_name) {
+                continue;
+            }
+            let kind = dep["kind"].as_str().unwrap_or("normal");
+            if let Some(rule) = layering_violation(name, dep_name, kind) {
+                problems.push(format!("{name} has a {kind} dependency on {dep_name}: {rule}"));
             }
         }
     }
     Ok(())
+}
+
+/// Why `crate_name` may not depend on the workspace crate `dep` through a dependency of
+/// `kind` (`normal`, `dev` or `build`), or `None` when it may. Every kind counts: a test
+/// that builds against a sibling breaks the layering as much as the library would.
+fn layering_violation(crate_name: &str, dep: &str, kind: &str) -> Option<&'static str> {
+    if crate_name == "maxim-core" {
+        return Some("maxim-core depends on no workspace crate");
+    }
+    if HELPERS.contains(&crate_name) {
+        return (dep != "maxim-core").then_some("test helpers depend on maxim-core only");
+    }
+    if LEAVES.contains(&crate_name) {
+        let allowed = dep == "maxim-core" || (kind == "dev" && HELPERS.contains(&dep));
+        return (!allowed)
+            .then_some("leaf crates depend on maxim-core only (and on test helpers as dev-dependencies)");
+    }
+    None
 }
 
 fn check_docs(problems: &mut Vec<String>) -> Result {
@@ -174,4 +191,25 @@ fn check_top_level(problems: &mut Vec<String>) -> Result {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::layering_violation;
+
+    #[test]
+    fn leaves_reach_the_core_and_test_helpers_only() {
+        assert_eq!(layering_violation("atl", "maxim-core", "normal"), None);
+        assert_eq!(layering_violation("atl", "maxim-core", "dev"), None);
+        assert_eq!(layering_violation("atl", "maxim-testkit", "dev"), None);
+        assert!(layering_violation("atl", "maxim-testkit", "normal").is_some());
+        for kind in ["normal", "dev", "build"] {
+            assert!(layering_violation("atl", "hippocampus", kind).is_some(), "{kind}");
+            assert!(layering_violation("promoter", "maxim-benches", kind).is_some(), "{kind}");
+            assert!(layering_violation("maxim-core", "maxim-testkit", kind).is_some(), "{kind}");
+        }
+        assert!(layering_violation("maxim-testkit", "atl", "normal").is_some());
+        assert_eq!(layering_violation("maxim", "atl", "normal"), None);
+        assert_eq!(layering_violation("maxim-benches", "hippocampus", "normal"), None);
+    }
 }

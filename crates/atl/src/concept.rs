@@ -28,7 +28,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use maxim_core::text::name_key;
+use crate::names::name_key;
 use maxim_core::trace::TraceParams;
 use maxim_core::value::Map;
 use maxim_core::{

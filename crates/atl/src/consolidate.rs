@@ -46,7 +46,7 @@
 //! use atl::{Atl, spec};
 //! use maxim_core::{ManualClock, MemoryLayer, Timestamp, days};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut atl = Atl::with_clock(clock.shared());
+//! let mut atl = Atl::builder().clock(clock.shared()).build().expect("the default settings are valid");
 //! let mug = atl.find_or_create(&spec("mug", "object"))?.id;
 //! assert_eq!(atl.consolidate()?.preserved, 1);
 //! clock.advance(days(20)); // recency 1/3: score 0.5/3 + 0.2/5 = 0.207, old enough to compress
@@ -67,8 +67,10 @@ use maxim_core::layer::ConsolidationReport;
 use maxim_core::{MemoryRecord, RecordId, RecordMeta, Timestamp};
 
 use crate::concept::{CompressedSemantic, SemanticRecord};
+use crate::config::AtlConfig;
 use crate::error::Result;
-use crate::store::{Atl, AtlConfig, State};
+use crate::state::State;
+use crate::store::Atl;
 
 /// The eviction candidates are the lowest-ranked `max_concepts / EVICTION_BATCH_DIVISOR`
 /// concepts (at least one); see [Eviction at capacity](self#eviction-at-capacity).
@@ -410,7 +412,7 @@ mod tests {
                         prop_assert_eq!(atl.concept_count(), 96);
                     }
                     Op::Touch(i) => {
-                        atl.get_touching(pick(i)).unwrap();
+                        atl.get(pick(i)).unwrap();
                     }
                     Op::Reference(i) => {
                         atl.add_ref(pick(i), LayerKind::Hippocampus, RecordId::from_u128(i as u128)).unwrap();
@@ -437,7 +439,7 @@ mod tests {
         for &id in &ids[..63] {
             atl.add_ref(id, LayerKind::Hippocampus, RecordId::from_u128(1)).unwrap();
         }
-        atl.get_touching(hub).unwrap();
+        atl.get(hub).unwrap();
         for &other in &ids[58..63] {
             atl.define_relationship(hub, other, "HAS_PART", 1.0, 0.5).unwrap();
         }
@@ -518,7 +520,7 @@ mod tests {
     #[test]
     fn contested_and_connected_concepts_survive_longer() {
         let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-        let mut atl = Atl::with_clock(clock.shared());
+        let mut atl = Atl::builder().clock(clock.shared()).build().expect("the default settings are valid");
         let plain = atl.find_or_create(&spec("plain", "x")).unwrap().id;
         let contested = atl.find_or_create(&spec("contested", "x")).unwrap().id;
         atl.set_property(contested, "color", "red", Source::UserStated, 1.0).unwrap();

@@ -8,8 +8,9 @@
 //! ```
 //! use atl::Error;
 //! use maxim_core::RecordId;
-//! let err = Error::UnknownConcept { id: RecordId::from_u128(7) };
-//! assert_eq!(err.to_string(), "no concept with id 00000000-0000-0000-0000-000000000007");
+//! let err: Error = maxim_core::Error::NotFound { id: RecordId::from_u128(7) }.into();
+//! assert!(err.is_not_found());
+//! assert_eq!(err.to_string(), "no record with id 00000000-0000-0000-0000-000000000007");
 //! let core: Error = maxim_core::Error::invalid("name", "empty").into();
 //! assert!(matches!(core, Error::Core(maxim_core::Error::InvalidArgument { .. })));
 //! ```
@@ -32,18 +33,6 @@ pub enum Error {
         field: &'static str,
         /// The value given.
         value: String,
-    },
-    /// No concept with this id is held.
-    #[error("no concept with id {id}")]
-    UnknownConcept {
-        /// The id asked for.
-        id: RecordId,
-    },
-    /// A record with this id is already held.
-    #[error("a concept with id {id} is already stored")]
-    DuplicateId {
-        /// The id of the record that was refused.
-        id: RecordId,
     },
     /// The operation needs the full concept, and this one was compressed by consolidation.
     #[error("concept {id} is compressed and no longer holds {what}")]
@@ -86,13 +75,12 @@ pub enum Error {
 }
 
 impl From<Error> for maxim_core::Error {
-    /// A core error comes back as itself and an unknown concept as
-    /// [`maxim_core::Error::NotFound`] (so a hub sees the same typed errors whatever layer it
-    /// asked); the ATL's other errors arrive as [`maxim_core::Error::Layer`].
+    /// A core error comes back as itself (so a hub sees the same typed errors, `NotFound`,
+    /// `Duplicate`, ..., whatever layer it asked); the ATL's other errors arrive as
+    /// [`maxim_core::Error::Layer`].
     fn from(err: Error) -> Self {
         match err {
             Error::Core(core) => core,
-            Error::UnknownConcept { id } => maxim_core::Error::NotFound { id },
             other => maxim_core::Error::Layer { layer: "atl", source: Box::new(other) },
         }
     }
@@ -102,6 +90,21 @@ impl From<Error> for maxim_core::Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// True when the error says that a record id is unknown ([`maxim_core::Error::NotFound`]).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Core(maxim_core::Error::NotFound { .. }))
+    }
+
+    /// True when the error says that an id is already stored ([`maxim_core::Error::Duplicate`]).
+    pub fn is_duplicate(&self) -> bool {
+        matches!(self, Self::Core(maxim_core::Error::Duplicate { .. }))
+    }
+
+    /// The [`maxim_core::Error::NotFound`] error for `id`.
+    pub(crate) fn not_found(id: RecordId) -> Self {
+        Self::Core(maxim_core::Error::NotFound { id })
+    }
+
     /// An [`Error::Core`] wrapping [`maxim_core::Error::OutOfRange`].
     pub(crate) fn out_of_range(field: &'static str, value: f64, expected: &'static str) -> Self {
         Self::Core(maxim_core::Error::OutOfRange { field, value, expected })

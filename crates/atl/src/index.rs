@@ -1,7 +1,7 @@
 //! The context index (§4.5): constant-time lookup of concepts by name, category, property key,
 //! property key and value, and substrate modality.
 //!
-//! Names and categories are indexed by their [`name_key`](maxim_core::text::name_key), so a
+//! Names and categories are indexed by their [`name_key`](crate::names::name_key), so a
 //! lookup of "Coffee Mugs" finds "coffee_mug"; aliases are indexed as names. Properties are
 //! indexed by key and by key with the *current* value (see
 //! [`Property::current`](crate::properties::Property::current)). Each entry is a set of ids that

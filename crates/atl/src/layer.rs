@@ -8,7 +8,7 @@
 //! ```
 //! use atl::{Atl, ConceptFilter};
 //! use maxim_core::{ConceptProvenance, ConceptSpec, ConceptStore, ManualClock, MemoryLayer, Source, Timestamp};
-//! let mut atl = Atl::with_clock(ManualClock::new(Timestamp::from_secs(1_700_000_000)).shared());
+//! let mut atl = Atl::builder().clock(ManualClock::new(Timestamp::from_secs(1_700_000_000)).shared()).build().expect("the default settings are valid");
 //! let spec = ConceptSpec {
 //!     name: "tool navigate declining".into(),
 //!     category: "operational_pattern".into(),
@@ -34,8 +34,9 @@ use maxim_core::{ConceptSpec, ConceptStore, GraphView, MemoryLayer, MemoryRecord
 
 use crate::concept::SemanticRecord;
 use crate::error::{Error, Result};
+use crate::filter::ConceptFilter;
 use crate::relations::DefineOutcome;
-use crate::store::{Atl, ConceptFilter, LAYER_NAME};
+use crate::store::{Atl, LAYER_NAME};
 
 impl MemoryLayer for Atl {
     type Record = SemanticRecord;
@@ -51,7 +52,7 @@ impl MemoryLayer for Atl {
     }
 
     fn get(&mut self, id: RecordId) -> Result<&SemanticRecord> {
-        self.get_touching(id)
+        Atl::get(self, id)
     }
 
     fn peek(&self, id: RecordId) -> Option<&SemanticRecord> {
@@ -129,7 +130,7 @@ impl MemoryLayer for Atl {
     }
 
     fn touch(&mut self, ids: &[RecordId]) -> usize {
-        self.touch_ids(ids)
+        Atl::touch(self, ids)
     }
 }
 

@@ -69,8 +69,10 @@
 #![deny(missing_docs)]
 
 pub mod concept;
+pub mod config;
 pub mod consolidate;
 pub mod error;
+pub mod filter;
 mod index;
 pub mod layer;
 pub mod names;
@@ -78,23 +80,23 @@ pub mod persist;
 pub mod properties;
 pub mod registry;
 pub mod relations;
+mod state;
 pub mod store;
 
 pub use concept::{
     CompressedSemantic, Concept, MAX_ALIASES, MAX_CONFIDENCE, MAX_REFS_PER_LAYER, MAX_SOURCE_EPISODES,
     MemoryRefs, SemanticRecord, confidence_for,
 };
+pub use config::{AtlBuilder, AtlConfig};
 pub use consolidate::{EVICTION_BATCH_DIVISOR, EVICTION_RANKING_TTL, may_compress, retention_score};
 pub use error::{Error, Result};
+pub use filter::ConceptFilter;
 pub use maxim_core;
 pub use persist::SCHEMA_VERSION;
 pub use properties::{Claim, Contradiction, Property, PropertyChange};
 pub use registry::{RelationshipRegistry, RelationshipType};
 pub use relations::{DefineOutcome, Direction, EdgeUpdate, Relationship};
-pub use store::{
-    Atl, AtlBuilder, AtlConfig, ConceptFilter, FindOrCreate, LAYER_NAME, MatchKind, PropertyWrite,
-    SourcePurge, spec,
-};
+pub use store::{Atl, FindOrCreate, LAYER_NAME, MatchKind, PropertyWrite, SourcePurge, spec};
 
 /// The original's name for a concept record (`SemanticMemory`); here one type serves both it
 /// and the original's `Concept`.

@@ -17,7 +17,7 @@
 //! use atl::{Atl, spec};
 //! use maxim_core::{ManualClock, MemoryLayer, Timestamp};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut atl = Atl::with_clock(clock.shared());
+//! let mut atl = Atl::builder().clock(clock.shared()).build().expect("the default settings are valid");
 //! let mug = atl.find_or_create(&spec("mug", "object"))?.id;
 //! let cup = atl.find_or_create(&spec("cup", "object"))?.id;
 //! atl.propose_relationship_type("NESTS_IN", "fits inside", false)?;
@@ -25,7 +25,7 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! let path = dir.path().join("atl.snap");
 //! atl.save(&path)?;
-//! let mut fresh = Atl::with_clock(clock.shared());
+//! let mut fresh = Atl::builder().clock(clock.shared()).build().expect("the default settings are valid");
 //! fresh.load(&path)?;
 //! assert_eq!(fresh.len(), 2);
 //! assert!(!fresh.registry().get("NESTS_IN").unwrap().builtin);
@@ -42,7 +42,8 @@ use serde::{Deserialize, Serialize};
 use crate::concept::SemanticRecord;
 use crate::error::{Error, Result};
 use crate::registry::{RelationshipType, edge_kind_of};
-use crate::store::{Atl, LAYER_NAME, State};
+use crate::state::State;
+use crate::store::{Atl, LAYER_NAME};
 
 /// The version of the snapshot's payload layout this build writes and reads.
 pub const SCHEMA_VERSION: u16 = 1;

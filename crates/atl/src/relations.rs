@@ -19,7 +19,7 @@
 //! use atl::{Atl, DefineOutcome, Direction, spec};
 //! use maxim_core::{ManualClock, MemoryLayer, Timestamp};
 //!
-//! let mut atl = Atl::with_clock(ManualClock::new(Timestamp::from_secs(1_700_000_000)).shared());
+//! let mut atl = Atl::builder().clock(ManualClock::new(Timestamp::from_secs(1_700_000_000)).shared()).build().expect("the default settings are valid");
 //! let mug = atl.find_or_create(&spec("mug", "object"))?.id;
 //! let kitchen = atl.find_or_create(&spec("kitchen", "location"))?.id;
 //! assert_eq!(atl.define_relationship(mug, kitchen, "RELATED_TO", 0.8, 0.5)?, DefineOutcome::Created);
@@ -179,7 +179,7 @@ impl Atl {
     ///
     /// Errors (nothing changes): an unknown type ([`Error::UnknownRelationship`]), a weight or
     /// confidence that is NaN or outside `[0, 1]`, an end that is not a held concept
-    /// ([`Error::UnknownConcept`]), a self-relationship of a type that does not allow it
+    /// ([`maxim_core::Error::NotFound`]), a self-relationship of a type that does not allow it
     /// ([`Error::SelfRelationship`]).
     pub fn define_relationship(
         &mut self,
@@ -206,7 +206,7 @@ impl Atl {
             // ends, so only a new one needs them checked.
             for id in [source, target] {
                 if !graph.contains(id) {
-                    return Err(Error::UnknownConcept { id });
+                    return Err(Error::not_found(id));
                 }
             }
         }
@@ -449,7 +449,7 @@ impl Atl {
             .map(|(r, a)| (r.id(), a))
             .collect();
         let ids: Vec<RecordId> = found.iter().map(|f| f.0).collect();
-        self.touch_ids(&ids);
+        self.touch(&ids);
         found
     }
 }

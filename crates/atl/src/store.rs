@@ -1,6 +1,8 @@
-//! [`Atl`]: the semantic layer's store, its [`AtlConfig`] and [`AtlBuilder`], deduplicating
+//! [`Atl`]: the semantic layer's store and its API: deduplicating
 //! [`find_or_create`](Atl::find_or_create), filtered [`recall`](Atl::recall_concepts),
-//! [`recall_similar`](Atl::recall_similar), and the property claims of concepts.
+//! [`recall_similar`](Atl::recall_similar), and the property claims of concepts. Its settings
+//! and builder are in [`config`](crate::config), its recall filter in
+//! [`filter`](crate::filter), and the state a snapshot replaces in a private `state` module.
 //!
 //! Records live in a dense vector; a `RecordId → slot` map finds them, and a removal swaps the
 //! last record into the hole. Beside each record the store keeps its name, category and alias
@@ -28,178 +30,29 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
-use maxim_core::embed::{Embedder, HashEmbedder, VectorIndex};
-use maxim_core::graph::{ActivationParams, Graph};
+use crate::names::{name_key, name_key_into};
+use maxim_core::embed::Embedder;
+use maxim_core::graph::Graph;
 use maxim_core::layer::Callbacks;
-use maxim_core::text::{name_key, name_key_into};
 use maxim_core::value::Value;
 use maxim_core::{
     ConceptProvenance, ConceptSpec, IdGenerator, LayerKind, MemoryRecord, RecordId, SharedClock, Source,
-    SystemClock, Timestamp, Trust, check_unit, days,
+    Timestamp, Trust,
 };
-use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::concept::{
-    Concept, MAX_ALIASES, MAX_REFS_PER_LAYER, MemoryRefs, SemanticRecord, default_source, merge_provenance,
-};
+use crate::concept::{Concept, MemoryRefs, SemanticRecord, default_source, merge_provenance};
+use crate::config::{AtlBuilder, AtlConfig};
 use crate::consolidate::EvictionQueue;
 use crate::error::{Error, Result};
-use crate::index::{ContextIndex, property_value_key};
-use crate::names::NameIndex;
+use crate::filter::{ConceptFilter, Prepared};
+use crate::index::property_value_key;
 use crate::properties::{Claim, Contradiction, Property, PropertyChange, check_key, check_value, same_value};
 use crate::registry::RelationshipRegistry;
+pub(crate) use crate::state::State;
 
 /// The layer's name.
 pub const LAYER_NAME: &str = "atl";
-
-/// Settings of an [`Atl`]; the defaults are the original's (§4.5, §4.6, §1.2).
-#[derive(Debug, Clone, PartialEq)]
-pub struct AtlConfig {
-    /// Most concepts held; storing one more evicts the lowest-ranked (default 10,000; see
-    /// [Eviction at capacity](crate::consolidate#eviction-at-capacity)).
-    pub max_concepts: usize,
-    /// Names scoring at least this by [`name_similarity`](maxim_core::text::name_similarity)
-    /// denote the same concept, in `(0, 1]` (default 0.8; 1.0 merges only equal word sets).
-    pub name_similarity_threshold: f64,
-    /// Consolidation removes concepts scoring below this (default 0.2).
-    pub retention_threshold: f64,
-    /// Consolidation compresses concepts scoring below this (default 0.4).
-    pub compression_threshold: f64,
-    /// After this long without access, recency counts nothing (default 30 days).
-    pub max_age_without_access: Duration,
-    /// Concepts younger than this are never compressed (default 7 days).
-    pub compression_age: Duration,
-    /// Spreading activation of [`recall_associated`](maxim_core::MemoryLayer::recall_associated)
-    /// (default decay 0.5, threshold 0.1, depth 3).
-    pub activation: ActivationParams,
-    /// Cap of each concept's references per layer (default 200).
-    pub max_refs_per_layer: usize,
-}
-
-impl Default for AtlConfig {
-    fn default() -> Self {
-        Self {
-            max_concepts: 10_000,
-            name_similarity_threshold: 0.8,
-            retention_threshold: 0.2,
-            compression_threshold: 0.4,
-            max_age_without_access: days(30),
-            compression_age: days(7),
-            activation: ActivationParams::DEFAULT,
-            max_refs_per_layer: MAX_REFS_PER_LAYER,
-        }
-    }
-}
-
-impl AtlConfig {
-    /// Checks the settings: at least one concept, thresholds in range with retention at most
-    /// compression, a non-zero maximum age, at least one reference per layer.
-    pub fn validate(&self) -> Result<()> {
-        if self.max_concepts == 0 {
-            return Err(Error::out_of_range("max_concepts", 0.0, "at least 1"));
-        }
-        let t = self.name_similarity_threshold;
-        if !(t > 0.0 && t <= 1.0) {
-            return Err(Error::out_of_range("name_similarity_threshold", t, "a number in (0, 1]"));
-        }
-        check_unit("retention_threshold", self.retention_threshold)?;
-        check_unit("compression_threshold", self.compression_threshold)?;
-        if self.retention_threshold > self.compression_threshold {
-            return Err(Error::out_of_range(
-                "retention_threshold",
-                self.retention_threshold,
-                "at most compression_threshold",
-            ));
-        }
-        if self.max_age_without_access.is_zero() {
-            return Err(Error::out_of_range("max_age_without_access", 0.0, "longer than zero"));
-        }
-        if self.max_refs_per_layer == 0 {
-            return Err(Error::out_of_range("max_refs_per_layer", 0.0, "at least 1"));
-        }
-        Ok(())
-    }
-}
-
-/// Assembles an [`Atl`].
-///
-/// ```
-/// use std::sync::Arc;
-/// use atl::{Atl, AtlConfig};
-/// use maxim_core::embed::HashEmbedder;
-/// let atl = Atl::builder()
-///     .config(AtlConfig { max_concepts: 100, ..AtlConfig::default() })
-///     .embedder(Arc::new(HashEmbedder::with_dim(64)?))
-///     .id_seed(7)
-///     .build()?;
-/// assert_eq!(atl.config().max_concepts, 100);
-/// assert_eq!(atl.embedder().dim(), 64);
-/// # Ok::<(), atl::Error>(())
-/// ```
-#[derive(Clone, Default)]
-pub struct AtlBuilder {
-    config: AtlConfig,
-    clock: Option<SharedClock>,
-    embedder: Option<Arc<dyn Embedder>>,
-    id_seed: Option<u64>,
-}
-
-impl std::fmt::Debug for AtlBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AtlBuilder")
-            .field("config", &self.config)
-            .field("embedder", &self.embedder.as_ref().map(|e| e.name().to_owned()))
-            .field("id_seed", &self.id_seed)
-            .finish_non_exhaustive()
-    }
-}
-
-impl AtlBuilder {
-    /// The settings (default [`AtlConfig::default`]).
-    pub fn config(&mut self, config: AtlConfig) -> &mut Self {
-        self.config = config;
-        self
-    }
-
-    /// The clock (default the system clock).
-    pub fn clock(&mut self, clock: SharedClock) -> &mut Self {
-        self.clock = Some(clock);
-        self
-    }
-
-    /// The embedder of [`recall_similar`](Atl::recall_similar) (default [`HashEmbedder`]).
-    pub fn embedder(&mut self, embedder: Arc<dyn Embedder>) -> &mut Self {
-        self.embedder = Some(embedder);
-        self
-    }
-
-    /// Seeds the id generator, for reproducible ids (default: seeded from entropy).
-    pub fn id_seed(&mut self, seed: u64) -> &mut Self {
-        self.id_seed = Some(seed);
-        self
-    }
-
-    /// The layer, once the settings are checked.
-    pub fn build(&self) -> Result<Atl> {
-        self.config.validate()?;
-        let embedder: Arc<dyn Embedder> =
-            self.embedder.clone().unwrap_or_else(|| Arc::new(HashEmbedder::default()));
-        let state = State::new(&self.config, embedder.dim())?;
-        Ok(Atl {
-            config: self.config.clone(),
-            clock: self.clock.clone().unwrap_or_else(SystemClock::shared),
-            ids: self.id_seed.map_or_else(IdGenerator::from_entropy, IdGenerator::seeded),
-            embedder,
-            state,
-            callbacks: Callbacks::new(LAYER_NAME),
-            queries: AtomicU64::new(0),
-            claims: maxim_core::ownership::FileClaims::new(),
-            scratch: Scratch::default(),
-        })
-    }
-}
 
 /// A [`ConceptSpec`] for `name` in `category` with the defaults of the original's
 /// `find_or_create`: no definition, episodic consolidation, no episode, from
@@ -273,381 +126,6 @@ pub struct SourcePurge {
     pub claims_retracted: usize,
 }
 
-/// The recall filter of §4.5; every field set must match (AND). The default matches every
-/// record, compressed ones included.
-///
-/// Names and categories compare by [`name_key`] (a concept's aliases count as names);
-/// `property_value` compares with the property's current value.
-///
-/// ```
-/// use atl::ConceptFilter;
-/// let f = ConceptFilter::new().category("object").min_confidence(0.7).property("color", "blue");
-/// assert_eq!(f.category.as_deref(), Some("object"));
-/// assert!(f.include_compressed);
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConceptFilter {
-    /// The name (or an alias).
-    pub name: Option<String>,
-    /// The category.
-    pub category: Option<String>,
-    /// Lowest confidence.
-    pub min_confidence: Option<f64>,
-    /// A property the concept has.
-    pub property_key: Option<String>,
-    /// The current value of `property_key` (ignored without it).
-    pub property_value: Option<Value>,
-    /// Whether compressed concepts may match (default true).
-    pub include_compressed: bool,
-    /// The substrate modality.
-    pub substrate_modality: Option<String>,
-    /// The source.
-    pub source: Option<Source>,
-    /// Only contested concepts (`Some(true)`) or only uncontested ones (`Some(false)`).
-    pub contested: Option<bool>,
-}
-
-impl Default for ConceptFilter {
-    fn default() -> Self {
-        Self {
-            name: None,
-            category: None,
-            min_confidence: None,
-            property_key: None,
-            property_value: None,
-            include_compressed: true,
-            substrate_modality: None,
-            source: None,
-            contested: None,
-        }
-    }
-}
-
-impl ConceptFilter {
-    /// The filter that matches everything.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Also by name.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
-
-    /// Also by category.
-    pub fn category(mut self, category: impl Into<String>) -> Self {
-        self.category = Some(category.into());
-        self
-    }
-
-    /// Also by lowest confidence.
-    pub fn min_confidence(mut self, min: f64) -> Self {
-        self.min_confidence = Some(min);
-        self
-    }
-
-    /// Also by property key.
-    pub fn property_key(mut self, key: impl Into<String>) -> Self {
-        self.property_key = Some(key.into());
-        self
-    }
-
-    /// Also by property key and current value.
-    pub fn property(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.property_key = Some(key.into());
-        self.property_value = Some(value.into());
-        self
-    }
-
-    /// Whether compressed concepts may match.
-    pub fn include_compressed(mut self, include: bool) -> Self {
-        self.include_compressed = include;
-        self
-    }
-
-    /// Also by substrate modality.
-    pub fn substrate_modality(mut self, modality: impl Into<String>) -> Self {
-        self.substrate_modality = Some(modality.into());
-        self
-    }
-
-    /// Also by source.
-    pub fn source(mut self, source: Source) -> Self {
-        self.source = Some(source);
-        self
-    }
-
-    /// Also by whether the concept is contested.
-    pub fn contested(mut self, contested: bool) -> Self {
-        self.contested = Some(contested);
-        self
-    }
-}
-
-/// The keys kept beside each record.
-#[derive(Debug, Clone)]
-pub(crate) struct Keys {
-    pub(crate) name: Box<str>,
-    pub(crate) category: Box<str>,
-    pub(crate) aliases: Vec<Box<str>>,
-}
-
-impl Keys {
-    fn of(record: &SemanticRecord) -> Self {
-        Self {
-            name: name_key(record.name()).into(),
-            category: name_key(record.category()).into(),
-            aliases: record.aliases().iter().map(|a| name_key(a).into()).collect(),
-        }
-    }
-
-    fn has(&self, key: &str) -> bool {
-        *self.name == *key || self.aliases.iter().any(|a| **a == *key)
-    }
-}
-
-/// Declares [`Counters`] from one list of documented names: the struct, and the name-keyed
-/// reads and writes that `stats` and snapshots use, so the names cannot drift apart.
-macro_rules! counters {
-    ($($(#[doc = $doc:literal])+ $name:ident,)+) => {
-        /// Counts kept by the layer (reported by `stats`, saved with it).
-        #[derive(Debug, Clone, Default, PartialEq, Eq)]
-        pub(crate) struct Counters {
-            $($(#[doc = $doc])+ pub(crate) $name: u64,)+
-        }
-
-        impl Counters {
-            /// Every counter with its name, in declaration order, then `queries` (kept apart,
-            /// as an atomic, by the layer).
-            pub(crate) fn to_pairs(&self, queries: u64) -> Vec<(&'static str, u64)> {
-                vec![$((stringify!($name), self.$name),)+ ("queries", queries)]
-            }
-
-            /// Sets the counter called `name`; unknown names (of a newer build) are ignored.
-            pub(crate) fn set(&mut self, name: &str, value: u64) {
-                match name {
-                    $(stringify!($name) => self.$name = value,)+
-                    _ => {}
-                }
-            }
-        }
-    };
-}
-
-counters! {
-    /// Records stored (created, inserted or loaded through `store`).
-    concepts_stored,
-    /// Concepts created by `find_or_create`.
-    concepts_created,
-    /// `find_or_create` calls that found a name or alias exactly.
-    exact_hits,
-    /// `find_or_create` calls that merged a name by similarity.
-    similarity_merges,
-    /// Candidate names scored by the similarity path.
-    similarity_comparisons,
-    /// Reinforcements (by `find_or_create` hits with an episode and by `reinforce`).
-    reinforcements,
-    /// Concepts removed (by `remove`, eviction, consolidation or a purge).
-    removals,
-    /// Concepts evicted at capacity.
-    evictions,
-    /// Concepts compressed by consolidation.
-    compressions,
-    /// Consolidation passes.
-    consolidations,
-    /// Relationships created.
-    relationships_defined,
-    /// Relationships defined again (merged into the existing edge).
-    relationships_reinforced,
-    /// Contradictions opened: writes that made an uncontested property contested (writes to a
-    /// property already contested do not count again).
-    contradictions_reported,
-}
-
-/// Everything a snapshot replaces.
-#[derive(Debug, Clone)]
-pub(crate) struct State {
-    pub(crate) records: Vec<SemanticRecord>,
-    pub(crate) keys: Vec<Keys>,
-    pub(crate) slots: FxHashMap<RecordId, u32>,
-    pub(crate) names: NameIndex,
-    pub(crate) index: ContextIndex,
-    pub(crate) contested: FxHashSet<RecordId>,
-    pub(crate) vectors: VectorIndex,
-    pub(crate) graph: Graph,
-    pub(crate) registry: RelationshipRegistry,
-    pub(crate) counters: Counters,
-    pub(crate) eviction: EvictionQueue,
-}
-
-impl State {
-    pub(crate) fn new(config: &AtlConfig, dim: usize) -> Result<Self> {
-        Ok(Self {
-            records: Vec::new(),
-            keys: Vec::new(),
-            slots: FxHashMap::default(),
-            names: NameIndex::new(config.name_similarity_threshold)?,
-            index: ContextIndex::default(),
-            contested: FxHashSet::default(),
-            vectors: VectorIndex::new(dim)?,
-            graph: Graph::new(),
-            registry: RelationshipRegistry::new(),
-            counters: Counters::default(),
-            eviction: EvictionQueue::default(),
-        })
-    }
-
-    pub(crate) fn slot(&self, id: RecordId) -> Option<usize> {
-        self.slots.get(&id).map(|&s| s as usize)
-    }
-
-    pub(crate) fn record(&self, id: RecordId) -> Option<&SemanticRecord> {
-        self.slot(id).map(|s| &self.records[s])
-    }
-
-    pub(crate) fn require(&self, id: RecordId) -> Result<usize> {
-        self.slot(id).ok_or(Error::UnknownConcept { id })
-    }
-
-    /// Appends a validated record whose id is new, with every index, graph node and vector;
-    /// a concept keeps its newest [`MAX_SOURCE_EPISODES`](crate::MAX_SOURCE_EPISODES) source
-    /// episodes.
-    pub(crate) fn push(
-        &mut self,
-        mut record: SemanticRecord,
-        embedder: &dyn Embedder,
-        vec: &mut Vec<f32>,
-    ) -> Result<usize> {
-        if let SemanticRecord::Full(c) = &mut record {
-            c.keep_newest_episodes();
-        }
-        let id = record.id();
-        self.graph.add_node(id)?;
-        let slot = self.records.len();
-        self.slots.insert(id, slot as u32);
-        self.keys.push(Keys::of(&record));
-        self.records.push(record);
-        self.index_names(slot);
-        self.index_content(slot);
-        self.embed(slot, embedder, vec);
-        Ok(slot)
-    }
-
-    /// Takes the record at `slot` out of every index, the graph and the vectors, and out of
-    /// the store (the last record moves into its slot).
-    pub(crate) fn take(&mut self, slot: usize) -> SemanticRecord {
-        let id = self.records[slot].id();
-        self.unindex_content(slot);
-        self.unindex_names(slot);
-        self.graph.remove_node(id);
-        let _ = self.vectors.remove(id);
-        self.slots.remove(&id);
-        self.keys.swap_remove(slot);
-        let record = self.records.swap_remove(slot);
-        if slot < self.records.len() {
-            let moved = self.records[slot].id();
-            self.slots.insert(moved, slot as u32);
-        }
-        record
-    }
-
-    fn index_names(&mut self, slot: usize) {
-        let id = self.records[slot].id();
-        let keys = &self.keys[slot];
-        self.names.insert(id, &keys.category, &keys.name);
-        self.index.names.insert(&keys.name, id);
-        for alias in &keys.aliases {
-            self.names.insert_alias(id, &keys.category, alias);
-            self.index.names.insert(alias, id);
-        }
-        self.index.categories.insert(&keys.category, id);
-    }
-
-    fn unindex_names(&mut self, slot: usize) {
-        let id = self.records[slot].id();
-        let keys = &self.keys[slot];
-        self.names.remove(id, &keys.category, &keys.name);
-        self.index.names.remove(&keys.name, id);
-        for alias in &keys.aliases {
-            self.names.remove_alias(id, &keys.category, alias);
-            self.index.names.remove(alias, id);
-        }
-        self.index.categories.remove(&keys.category, id);
-    }
-
-    /// Indexes what only full concepts have: properties, modality, contested state.
-    pub(crate) fn index_content(&mut self, slot: usize) {
-        let SemanticRecord::Full(c) = &self.records[slot] else {
-            return;
-        };
-        let id = c.meta.id;
-        for p in c.properties.iter() {
-            self.index.property_keys.insert(p.key(), id);
-            self.index.property_values.insert(&property_value_key(p.key(), p.current()), id);
-        }
-        if let Some(m) = c.substrate_modality.as_deref() {
-            self.index.modalities.insert(m, id);
-        }
-        if c.properties.is_contested() {
-            self.contested.insert(id);
-        }
-    }
-
-    pub(crate) fn unindex_content(&mut self, slot: usize) {
-        let SemanticRecord::Full(c) = &self.records[slot] else {
-            return;
-        };
-        let id = c.meta.id;
-        for p in c.properties.iter() {
-            self.index.property_keys.remove(p.key(), id);
-            self.index.property_values.remove(&property_value_key(p.key(), p.current()), id);
-        }
-        if let Some(m) = c.substrate_modality.as_deref() {
-            self.index.modalities.remove(m, id);
-        }
-        self.contested.remove(&id);
-    }
-
-    /// (Re)computes the vector of the full concept at `slot`; a compressed one has none.
-    pub(crate) fn embed(&mut self, slot: usize, embedder: &dyn Embedder, vec: &mut Vec<f32>) {
-        let record = &self.records[slot];
-        let id = record.id();
-        match record {
-            SemanticRecord::Full(c) => {
-                vec.resize(embedder.dim(), 0.0);
-                embedder.embed_into(&c.text_for_embedding(), vec);
-                if let Err(err) = self.vectors.add(id, vec) {
-                    tracing::warn!(%id, error = %err, "embedder produced an unusable vector; concept not searchable");
-                    let _ = self.vectors.remove(id);
-                }
-            }
-            SemanticRecord::Compressed(_) => {
-                let _ = self.vectors.remove(id);
-            }
-        }
-    }
-
-    /// Adds `alias` (whose key is `key`) to the concept at `slot`, unless the key is already
-    /// one of its names or it has [`MAX_ALIASES`]. Returns whether it was added.
-    fn add_alias(&mut self, slot: usize, alias: &str, key: &str) -> bool {
-        if self.keys[slot].has(key) || self.keys[slot].aliases.len() >= MAX_ALIASES {
-            return false;
-        }
-        let id = self.records[slot].id();
-        self.records[slot].aliases_mut().push(alias.to_owned());
-        self.keys[slot].aliases.push(key.into());
-        let category = &self.keys[slot].category;
-        self.names.insert_alias(id, category, key);
-        self.index.names.insert(key, id);
-        true
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.records.len()
-    }
-}
-
 /// Reusable buffers of the hot paths.
 #[derive(Debug, Default)]
 struct Scratch {
@@ -689,11 +167,26 @@ impl Atl {
         AtlBuilder::default()
     }
 
-    /// A layer with the default settings and embedder, on `clock`.
-    pub fn with_clock(clock: SharedClock) -> Self {
-        let mut b = Self::builder();
-        b.clock(clock);
-        b.build().expect("the default settings are valid")
+    /// An empty layer: what [`AtlBuilder::build`] returns.
+    pub(crate) fn from_parts(
+        config: AtlConfig,
+        clock: SharedClock,
+        ids: IdGenerator,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<Self> {
+        config.validate()?;
+        let state = State::new(&config, embedder.dim())?;
+        Ok(Self {
+            config,
+            clock,
+            ids,
+            embedder,
+            state,
+            callbacks: Callbacks::new(LAYER_NAME),
+            queries: AtomicU64::new(0),
+            claims: maxim_core::ownership::FileClaims::new(),
+            scratch: Scratch::default(),
+        })
     }
 
     /// The settings.
@@ -758,13 +251,13 @@ impl Atl {
     /// callbacks.
     ///
     /// Errors (nothing changes): an invalid record ([`SemanticRecord::validate`]), an id already
-    /// held ([`Error::DuplicateId`]).
+    /// held ([`maxim_core::Error::Duplicate`]).
     pub fn insert(&mut self, record: SemanticRecord) -> Result<RecordId> {
         let id = record.id();
         let _s = tracing::debug_span!("atl_store", %id, n_concepts = self.state.len()).entered();
         record.validate()?;
         if self.state.slots.contains_key(&id) {
-            return Err(Error::DuplicateId { id });
+            return Err(maxim_core::Error::Duplicate { id }.into());
         }
         self.ids.observe(id);
         self.make_room()?;
@@ -776,7 +269,7 @@ impl Atl {
     }
 
     /// Removes concept `id` from the store, every index and the graph (with all its edges), then
-    /// runs the deletion callbacks. Errors: [`Error::UnknownConcept`].
+    /// runs the deletion callbacks. Errors: [`maxim_core::Error::NotFound`].
     pub fn remove_concept(&mut self, id: RecordId) -> Result<SemanticRecord> {
         let _s = tracing::debug_span!("atl_remove", %id).entered();
         let slot = self.state.require(id)?;
@@ -882,7 +375,7 @@ impl Atl {
     ///
     /// Unlike a [`find_or_create`](Self::find_or_create) hit, an explicit call reinforces a
     /// compressed concept too (count, confidence and trace), but it keeps no episodes, so
-    /// `episode` is not recorded then. Errors: [`Error::UnknownConcept`].
+    /// `episode` is not recorded then. Errors: [`maxim_core::Error::NotFound`].
     pub fn reinforce(&mut self, id: RecordId, episode: Option<RecordId>) -> Result<()> {
         let slot = self.state.require(id)?;
         let now = self.clock.now();
@@ -1022,8 +515,8 @@ impl Atl {
     }
 
     /// Records an access to concept `id` (as `get` does) and returns it.
-    /// Errors: [`Error::UnknownConcept`].
-    pub fn get_touching(&mut self, id: RecordId) -> Result<&SemanticRecord> {
+    /// Errors: [`maxim_core::Error::NotFound`].
+    pub fn get(&mut self, id: RecordId) -> Result<&SemanticRecord> {
         let slot = self.state.require(id)?;
         let now = self.clock.now();
         self.state.records[slot].meta_mut().touch(now);
@@ -1031,7 +524,7 @@ impl Atl {
     }
 
     /// Records an access to each of `ids` that is held; returns how many.
-    pub fn touch_ids(&mut self, ids: &[RecordId]) -> usize {
+    pub fn touch(&mut self, ids: &[RecordId]) -> usize {
         let now = self.clock.now();
         let mut n = 0;
         for &id in ids {
@@ -1292,28 +785,12 @@ impl Atl {
     }
 }
 
-/// A filter's keys, computed once per recall.
-struct Prepared<'f> {
-    name: Option<String>,
-    category: Option<String>,
-    property_key: Option<&'f str>,
-}
-
-impl<'f> Prepared<'f> {
-    fn new(filter: &'f ConceptFilter) -> Self {
-        Self {
-            name: filter.name.as_deref().map(name_key),
-            category: filter.category.as_deref().map(name_key),
-            property_key: filter.property_key.as_deref().map(str::trim),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::concept::MAX_SOURCE_EPISODES;
-    use maxim_core::{ManualClock, MemoryLayer};
+    use crate::state::Counters;
+    use maxim_core::{ManualClock, MemoryLayer, days};
 
     fn layer() -> (ManualClock, Atl) {
         let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
@@ -1326,22 +803,6 @@ mod tests {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Atl>();
         assert_send_sync::<SemanticRecord>();
-    }
-
-    #[test]
-    fn config_is_checked() {
-        let bad = [
-            AtlConfig { max_concepts: 0, ..AtlConfig::default() },
-            AtlConfig { name_similarity_threshold: f64::NAN, ..AtlConfig::default() },
-            AtlConfig { name_similarity_threshold: 0.0, ..AtlConfig::default() },
-            AtlConfig { retention_threshold: 0.5, compression_threshold: 0.4, ..AtlConfig::default() },
-            AtlConfig { compression_threshold: 1.5, ..AtlConfig::default() },
-            AtlConfig { max_age_without_access: Duration::ZERO, ..AtlConfig::default() },
-            AtlConfig { max_refs_per_layer: 0, ..AtlConfig::default() },
-        ];
-        for config in bad {
-            assert!(Atl::builder().config(config.clone()).build().is_err(), "{config:?}");
-        }
     }
 
     #[test]

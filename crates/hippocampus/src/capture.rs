@@ -2,7 +2,7 @@
 //!
 //! A capture validates the episode, makes room at capacity (it evicts the records with the
 //! lowest retention scores among those that are not long-term, a batch at a time; see
-//! [eviction](crate#eviction-at-capacity)), stores and indexes the episode, promotes it to
+//! eviction in `docs/hippocampus.md`), stores and indexes the episode, promotes it to
 //! long-term at once when its salience or novelty reaches 0.95 (else queues it for
 //! consolidation when either exceeds 0.7 or the user spoke), forms its associations, and
 //! then tells the capture callbacks.
@@ -29,7 +29,7 @@
 //! use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
 //! use maxim_core::{ManualClock, Timestamp};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut hippo = Hippocampus::builder().clock(clock.shared()).build()?;
 //! let episode = |objects: &[&str], goal: &str| {
 //!     let mut e = NewEpisode::default();
 //!     e.perception.detected_objects = objects.iter().map(|&o| o.into()).collect();
@@ -199,12 +199,12 @@ impl Hippocampus {
 
     /// Captures a complete episode as it is (its id, times and access count kept), as the
     /// original's `capture(record=...)`. Errors: invalid numbers, or an id already held
-    /// ([`Error::Duplicate`]); nothing changes.
+    /// ([`maxim_core::Error::Duplicate`]); nothing changes.
     pub fn capture_record(&mut self, record: EpisodicMemory) -> Result<RecordId> {
         record.validate()?;
         let id = record.meta.id;
         if self.contains(id) {
-            return Err(Error::Duplicate { id });
+            return Err(maxim_core::Error::Duplicate { id }.into());
         }
         self.ids.observe(id);
         let now = self.clock.now();
@@ -257,7 +257,7 @@ impl Hippocampus {
             let keys = derive_keys(rec, self.config.indexed_keys);
             self.index.insert(slot, &keys, self.slots.order());
         }
-        if let (Some(embedder), Some(vectors)) = (&self.config.embedder, &mut self.vectors) {
+        if let (Some(embedder), Some(vectors)) = (&self.embedder, &mut self.vectors) {
             if let Some(rec) = self.slots.records[slot as usize].as_ref() {
                 let _ = vectors.add(id, &embedder.embed(&episode_text(rec)));
             }

@@ -1,26 +1,29 @@
 //! [`HippocampusConfig`]: the layer's settings, with the original's defaults
-//! (`spec/maxim-reference.md` §3.1).
+//! (`spec/maxim-reference.md` §3.1), and [`HippocampusBuilder`], which assembles a layer
+//! from them, a clock, an optional embedder and an id seed.
 //!
 //! ```
 //! use hippocampus::{HippocampusConfig, StrategyKind};
-//! let config = HippocampusConfig { max_nodes: 20_000, ..HippocampusConfig::default() };
+//! let mut config = HippocampusConfig::default();
+//! config.max_nodes = 20_000;
 //! assert_eq!(config.association_limit, 5);
 //! assert_eq!(config.memory_strategy, StrategyKind::AccessBased);
 //! assert!(config.validate().is_ok());
-//! let bad = HippocampusConfig { association_threshold: f64::NAN, ..HippocampusConfig::default() };
-//! assert!(bad.validate().is_err());
+//! config.association_threshold = f64::NAN;
+//! assert!(config.validate().is_err());
 //! ```
 
-use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
+
+use std::sync::Arc;
 
 use maxim_core::embed::Embedder;
 use maxim_core::graph::ActivationParams;
-use maxim_core::{Source, check_non_negative, check_unit, days};
+use maxim_core::{IdGenerator, SharedClock, Source, SystemClock, check_non_negative, check_unit, days};
 
 use crate::index::IndexedKeys;
+use crate::store::Hippocampus;
 
 /// Which retention strategy sleep and eviction use (§3.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -34,14 +37,16 @@ pub enum StrategyKind {
     Composite,
 }
 
-/// The layer's settings; see the [module docs](self). Every field is public; build with
-/// `..HippocampusConfig::default()` and check with [`validate`](Self::validate) (the layer's
-/// constructor does).
-#[derive(Clone)]
+/// The layer's settings; see the [module docs](self). Every field is public: start from
+/// [`HippocampusConfig::default`], assign the fields to change, and check with
+/// [`validate`](Self::validate) (the layer's builder does). New fields may be added in a
+/// minor release, so the struct cannot be built with a literal outside this crate.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HippocampusConfig {
     /// Most records held (default 10,000). A capture that finds the store full first evicts
     /// the [`eviction_fraction`](Self::eviction_fraction) of it with the lowest retention
-    /// scores, never a long-term record (see [eviction](crate#eviction-at-capacity)).
+    /// scores, never a long-term record (see eviction in `docs/hippocampus.md`).
     pub max_nodes: usize,
     /// The share of `max_nodes` one eviction removes, rounded up, at least one record
     /// (default 0.01: 100 of 10,000). 0 evicts one record at a time, as the original did, at
@@ -94,13 +99,6 @@ pub struct HippocampusConfig {
     pub default_source: Source,
     /// Their trust, unless the capture says otherwise (default: the source's default trust).
     pub default_trust: Option<f64>,
-    /// The embedder for text similarity (`recall_similar_text`); off by default, because each
-    /// episode then carries a vector (512 bytes at the default 128 dimensions) and each
-    /// capture embeds its text: with the default `HashEmbedder` a workload episode costs
-    /// about 0.6 KB more resident (2.55 KB instead of 1.97 KB at 10^4 episodes) and a capture
-    /// about a microsecond more, and `recall_similar_text` scans every vector (about 0.3 ms at
-    /// 10^4 episodes). Vectors are not saved: a load embeds the records again.
-    pub embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl Default for HippocampusConfig {
@@ -131,7 +129,6 @@ impl Default for HippocampusConfig {
                 .expect("the reference parameters are valid"),
             default_source: Source::Episodic,
             default_trust: None,
-            embedder: None,
         }
     }
 }
@@ -140,7 +137,7 @@ impl HippocampusConfig {
     /// Checks the settings: capacities at least 1, the eviction fraction, thresholds and
     /// promotion levels in `[0, 1]`, the boost finite and not negative, ages at least a microsecond, and a
     /// default trust (when given) in `[0, 1]`.
-    pub fn validate(&self) -> maxim_core::Result<()> {
+    pub fn validate(&self) -> crate::Result<()> {
         let at_least_one = |field: &'static str, v: usize| {
             if v == 0 { Err(maxim_core::Error::invalid(field, "must be at least 1")) } else { Ok(()) }
         };
@@ -161,7 +158,7 @@ impl HippocampusConfig {
             ("compression_age", self.compression_age),
         ] {
             if d.as_micros() == 0 {
-                return Err(maxim_core::Error::invalid(field, "must be at least one microsecond"));
+                return Err(maxim_core::Error::invalid(field, "must be at least one microsecond").into());
             }
         }
         Ok(())
@@ -179,34 +176,81 @@ impl HippocampusConfig {
     }
 }
 
-impl fmt::Debug for HippocampusConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HippocampusConfig")
-            .field("max_nodes", &self.max_nodes)
-            .field("eviction_fraction", &self.eviction_fraction)
-            .field("state_store_max_entries", &self.state_store_max_entries)
-            .field("persistence_path", &self.persistence_path)
-            .field("indexed_keys", &self.indexed_keys)
-            .field("enable_sleep_consolidation", &self.enable_sleep_consolidation)
-            .field("max_age_without_access", &self.max_age_without_access)
-            .field("compression_age", &self.compression_age)
-            .field("retention_threshold", &self.retention_threshold)
-            .field("compression_threshold", &self.compression_threshold)
-            .field("memory_strategy", &self.memory_strategy)
-            .field("consolidate_during_sleep", &self.consolidate_during_sleep)
-            .field("max_consolidation_candidates", &self.max_consolidation_candidates)
-            .field("max_promotions", &self.max_promotions)
-            .field("immediate_promotion_salience", &self.immediate_promotion_salience)
-            .field("immediate_promotion_novelty", &self.immediate_promotion_novelty)
-            .field("long_term_retention_boost", &self.long_term_retention_boost)
-            .field("auto_save_after_sleep", &self.auto_save_after_sleep)
-            .field("enable_associative_graph", &self.enable_associative_graph)
-            .field("association_limit", &self.association_limit)
-            .field("association_threshold", &self.association_threshold)
-            .field("spreading_activation", &self.spreading_activation)
-            .field("default_source", &self.default_source)
-            .field("default_trust", &self.default_trust)
+/// Assembles a [`Hippocampus`]: settings, clock, embedder and id seed, each with a default.
+///
+/// ```
+/// use std::sync::Arc;
+/// use hippocampus::{Hippocampus, HippocampusConfig};
+/// use maxim_core::embed::HashEmbedder;
+/// use maxim_core::{ManualClock, Timestamp};
+/// let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+/// let mut config = HippocampusConfig::default();
+/// config.max_nodes = 100;
+/// let hippo = Hippocampus::builder()
+///     .config(config)
+///     .clock(clock.shared())
+///     .embedder(Arc::new(HashEmbedder::with_dim(64)?))
+///     .id_seed(7)
+///     .build()?;
+/// assert_eq!(hippo.config().max_nodes, 100);
+/// assert!(hippo.embedder().is_some());
+/// # Ok::<(), hippocampus::Error>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct HippocampusBuilder {
+    config: HippocampusConfig,
+    clock: Option<SharedClock>,
+    embedder: Option<Arc<dyn Embedder>>,
+    id_seed: Option<u64>,
+}
+
+impl std::fmt::Debug for HippocampusBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HippocampusBuilder")
+            .field("config", &self.config)
             .field("embedder", &self.embedder.as_ref().map(|e| e.name().to_owned()))
-            .finish()
+            .field("id_seed", &self.id_seed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HippocampusBuilder {
+    /// The settings (default [`HippocampusConfig::default`]).
+    pub fn config(&mut self, config: HippocampusConfig) -> &mut Self {
+        self.config = config;
+        self
+    }
+
+    /// The clock (default the system clock).
+    pub fn clock(&mut self, clock: SharedClock) -> &mut Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The embedder of text similarity ([`recall_similar_text`](Hippocampus::recall_similar_text));
+    /// none by default, because each episode then carries a vector (512 bytes at the default
+    /// 128 dimensions) and each capture embeds its text: with the default `HashEmbedder` a
+    /// workload episode costs about 0.6 KB more resident and a capture about a microsecond
+    /// more, and `recall_similar_text` scans every vector (about 0.3 ms at 10^4 episodes).
+    /// Vectors are not saved: a load embeds the records again.
+    pub fn embedder(&mut self, embedder: Arc<dyn Embedder>) -> &mut Self {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// Seeds the id generator, for reproducible ids (default: seeded from entropy).
+    pub fn id_seed(&mut self, seed: u64) -> &mut Self {
+        self.id_seed = Some(seed);
+        self
+    }
+
+    /// The layer, once the settings are checked.
+    pub fn build(&self) -> crate::Result<Hippocampus> {
+        Hippocampus::from_parts(
+            self.config.clone(),
+            self.clock.clone().unwrap_or_else(SystemClock::shared),
+            self.id_seed.map_or_else(IdGenerator::from_entropy, IdGenerator::seeded),
+            self.embedder.clone(),
+        )
     }
 }

@@ -5,10 +5,10 @@
 //! episodic layer knows have their own variants. Every error leaves the layer as it was.
 //!
 //! ```
-//! use hippocampus::{Error, Hippocampus, HippocampusConfig};
+//! use hippocampus::{Error, Hippocampus};
 //! use maxim_core::{ManualClock, RecordId, Timestamp};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut hippo = Hippocampus::builder().clock(clock.shared()).build()?;
 //! let err = hippo.remove(RecordId::from_u128(7)).unwrap_err();
 //! assert!(err.is_not_found());
 //! assert!(matches!(err, Error::Core(maxim_core::Error::NotFound { .. })));
@@ -26,12 +26,6 @@ pub enum Error {
     /// A core error: a number out of range, an unknown id, a corrupt or unreadable snapshot.
     #[error(transparent)]
     Core(#[from] maxim_core::Error),
-    /// A record with this id is already stored.
-    #[error("a record with id {id} is already stored")]
-    Duplicate {
-        /// The id given twice.
-        id: RecordId,
-    },
     /// A compressed record was offered to `store`; compressed records only arise from sleep
     /// (or a snapshot).
     #[error("record {id} is compressed; only full episodes can be stored")]
@@ -58,9 +52,14 @@ pub enum Error {
 }
 
 impl Error {
-    /// True when the error says that a record id is unknown.
+    /// True when the error says that a record id is unknown ([`maxim_core::Error::NotFound`]).
     pub fn is_not_found(&self) -> bool {
         matches!(self, Self::Core(maxim_core::Error::NotFound { .. }))
+    }
+
+    /// True when the error says that an id is already stored ([`maxim_core::Error::Duplicate`]).
+    pub fn is_duplicate(&self) -> bool {
+        matches!(self, Self::Core(maxim_core::Error::Duplicate { .. }))
     }
 }
 

@@ -23,36 +23,8 @@ use std::str::FromStr;
 use maxim_core::value::{Map, Value};
 use serde::{Deserialize, Serialize};
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-/// 64-bit FNV-1a of `bytes`.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h = Fnv::new();
-    h.write(bytes);
-    h.finish()
-}
-
-/// An FNV-1a state, for hashing a value piece by piece.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Fnv(u64);
-
-impl Fnv {
-    pub(crate) const fn new() -> Self {
-        Self(FNV_OFFSET)
-    }
-
-    pub(crate) fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(FNV_PRIME);
-        }
-    }
-
-    pub(crate) const fn finish(self) -> u64 {
-        self.0
-    }
-}
+use maxim_core::hash::Fnv1a as Fnv;
+pub use maxim_core::hash::fnv1a64;
 
 /// The canonical hash of a [`Value`]: map keys sorted, every value tagged with its type,
 /// lengths written before contents, floats by their bits (so `1` and `1.0` differ, as the

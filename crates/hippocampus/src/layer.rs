@@ -3,13 +3,13 @@
 //! Every method delegates to the inherent method of the same name; `consolidate` is
 //! [`Hippocampus::sleep`] and `stats` is [`Hippocampus::layer_stats`]. The trait's reads
 //! record no access: `recall` is [`Hippocampus::recall`], not
-//! [`Hippocampus::recall_and_touch`].
+//! [`Hippocampus::recall_touching`].
 //!
 //! ```
 //! use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode, RecallFilter};
 //! use maxim_core::{LayerView, ManualClock, MemoryLayer, Timestamp};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut hippo = Hippocampus::builder().clock(clock.shared()).build()?;
 //! let id = hippo.capture(NewEpisode::default())?;
 //! let layer: &dyn LayerView = &hippo;
 //! assert_eq!(layer.layer_name(), "hippocampus");

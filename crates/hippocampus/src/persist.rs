@@ -17,14 +17,14 @@
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("hippocampus.snap");
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut hippo = Hippocampus::builder().clock(clock.shared()).build()?;
 //! let mut e = NewEpisode::default();
 //! e.perception.detected_objects = vec!["mug".into()];
 //! let a = hippo.capture(e.clone())?;
 //! hippo.capture(e)?; // associated with `a`
 //! hippo.compress(a)?;
 //! hippo.save(&path)?;
-//! let mut fresh = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut fresh = Hippocampus::builder().clock(clock.shared()).build()?;
 //! fresh.load(&path)?;
 //! assert!(fresh.peek(a).unwrap().is_compressed());
 //! assert_eq!(fresh.associated_ids(a), hippo.associated_ids(a));
@@ -35,7 +35,7 @@
 //! ```
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use maxim_core::codec::{self, Recovery};
 use maxim_core::embed::VectorIndex;
@@ -370,7 +370,7 @@ impl Hippocampus {
             snap.candidates.into_iter().filter(|id| slots.slot_of(*id).is_some()).collect();
         let states = StateStore::from_lru_order(self.config.state_store_max_entries, snap.states)
             .map_err(|e| corrupt(path, e.to_string()))?;
-        let vectors = match &self.config.embedder {
+        let vectors = match &self.embedder {
             Some(embedder) => {
                 let mut v = VectorIndex::with_capacity(embedder.dim(), slots.len())?;
                 for (_, rec) in slots.iter() {
@@ -422,13 +422,13 @@ impl Hippocampus {
 mod tests {
     use super::*;
     use crate::capture::NewEpisode;
-    use crate::config::HippocampusConfig;
+
     use maxim_core::{ManualClock, Timestamp};
 
     /// Two full records and a compressed one, all seeing `mug`, with goals and tools.
     fn store() -> Hippocampus {
         let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-        let mut h = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
+        let mut h = Hippocampus::builder().clock(clock.shared()).build().unwrap();
         let mut e = NewEpisode::default();
         e.perception.detected_objects = vec!["mug".into(), "cup".into()];
         e.context.active_goal = Some("find mug".into());
@@ -517,7 +517,7 @@ mod tests {
         let h = store();
         let bytes = h.to_snapshot_bytes().unwrap();
         let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-        let mut back = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
+        let mut back = Hippocampus::builder().clock(clock.shared()).build().unwrap();
         back.load_from_bytes("derived", &bytes).unwrap();
         for rec in h.iter() {
             assert_eq!(back.keys_of(rec.id()), h.keys_of(rec.id()), "{}", rec.id());

@@ -3,7 +3,7 @@
 //! - [`Hippocampus::recall`]: up to `limit` episodes matching a [`RecallFilter`] (goal, tool,
 //!   success, object, person, mode, a time window, compressed or not), newest first, or by
 //!   keyword relevance when the filter has a query. Records no access.
-//! - [`Hippocampus::recall_and_touch`]: the same, recording an access to every episode
+//! - [`Hippocampus::recall_touching`]: the same, recording an access to every episode
 //!   returned and scoring use-based promotion pressure when there is a query, as the
 //!   original's `recall` (1.3.3) did.
 //! - [`Hippocampus::recall_similar`]: episodes sharing objects and people with a
@@ -22,7 +22,7 @@
 //! use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode, RecallFilter};
 //! use maxim_core::{ManualClock, Timestamp};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut hippo = Hippocampus::builder().clock(clock.shared()).build()?;
 //! for (goal, ok) in [("find mug", true), ("find mug", false), ("open door", true)] {
 //!     let mut e = NewEpisode::default();
 //!     e.context.active_goal = Some(goal.into());
@@ -130,7 +130,7 @@ impl RecallFilter {
     }
 
     /// Rank by keyword relevance to `query` (and score use-based promotion in
-    /// [`Hippocampus::recall_and_touch`]).
+    /// [`Hippocampus::recall_touching`]).
     pub fn query(mut self, query: impl Into<String>) -> Self {
         self.query = Some(query.into());
         self
@@ -280,7 +280,7 @@ impl Hippocampus {
     /// Up to `limit` episodes matching `filter`: newest first, or by keyword relevance (the
     /// fraction of the query's normalised words found in the goal, tool, objects, people,
     /// observation text and rationale; newest first among equals) when it has a query.
-    /// Records no access (see [`recall_and_touch`](Self::recall_and_touch)).
+    /// Records no access (see [`recall_touching`](Self::recall_touching)).
     pub fn recall(&self, filter: &RecallFilter, limit: usize) -> Vec<&Episode> {
         let _s = tracing::debug_span!("hippocampus_recall", limit).entered();
         self.queries.fetch_add(1, Ordering::Relaxed);
@@ -292,7 +292,7 @@ impl Hippocampus {
     /// [`recall`](Self::recall), then records an access to every episode returned and, when
     /// the filter has a query, scores use-based promotion pressure on those that are not
     /// long-term (§3.8): the reference's `recall`.
-    pub fn recall_and_touch(&mut self, filter: &RecallFilter, limit: usize) -> Vec<&Episode> {
+    pub fn recall_touching(&mut self, filter: &RecallFilter, limit: usize) -> Vec<&Episode> {
         let _s = tracing::debug_span!("hippocampus_recall_touch", limit).entered();
         self.queries.fetch_add(1, Ordering::Relaxed);
         let slots = self.select(filter, limit);
@@ -342,7 +342,7 @@ impl Hippocampus {
     /// embeddings, best first. [`Error::NoEmbedder`] when the configuration has none.
     pub fn recall_similar_text(&self, text: &str, limit: usize) -> Result<Vec<(&Episode, f32)>> {
         let _s = tracing::debug_span!("hippocampus_recall_similar_text", limit).entered();
-        let (Some(embedder), Some(vectors)) = (&self.config.embedder, &self.vectors) else {
+        let (Some(embedder), Some(vectors)) = (&self.embedder, &self.vectors) else {
             return Err(Error::NoEmbedder);
         };
         let hits = vectors.top_k(&embedder.embed(text), limit)?;

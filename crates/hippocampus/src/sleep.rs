@@ -4,7 +4,7 @@
 //!   every candidate with salience or novelty above 0.9, a successful user interaction, five
 //!   accesses or a use pressure of 3, up to a number of promotions; the unexamined rest is
 //!   queued again. [`Hippocampus::promote`] promotes given ids.
-//! - Recalls with a query build *use pressure* ([`Hippocampus::recall_and_touch`]): each
+//! - Recalls with a query build *use pressure* ([`Hippocampus::recall_touching`]): each
 //!   distinct query adds `min(salience, 1) + min(1, 1 − 1/access_count)`, the pressure
 //!   leaks 0.02 per second between scorings, and at 3.0 the episode is promoted.
 //! - [`Hippocampus::sleep`] promotes the queue, then scores every record with the retention
@@ -30,7 +30,7 @@
 //! use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
 //! use maxim_core::{ManualClock, Timestamp, days};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut hippo = Hippocampus::builder().clock(clock.shared()).build()?;
 //! let report = hippo.sleep();
 //! assert_eq!((report.compressed, report.removed, report.preserved, report.promoted), (0, 0, 0, 0));
 //! let id = hippo.capture(NewEpisode::default())?;
@@ -239,7 +239,7 @@ impl Hippocampus {
     fn after_compression(&mut self, s: Slot) {
         let id = self.slots.ids[s as usize];
         if let (Some(embedder), Some(vectors), Some(rec)) =
-            (&self.config.embedder, &mut self.vectors, self.slots.records[s as usize].as_ref())
+            (&self.embedder, &mut self.vectors, self.slots.records[s as usize].as_ref())
         {
             let _ = vectors.add(id, &embedder.embed(&crate::capture::episode_text(rec)));
         }

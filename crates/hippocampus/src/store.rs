@@ -7,10 +7,10 @@
 //! [`sleep`](crate::sleep), saving and loading in [`persist`](crate::persist).
 //!
 //! ```
-//! use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
+//! use hippocampus::{Hippocampus, NewEpisode};
 //! use maxim_core::{ManualClock, Timestamp};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut hippo = Hippocampus::builder().clock(clock.shared()).build()?;
 //! let id = hippo.capture(NewEpisode::default())?;
 //! assert_eq!(hippo.peek(id).map(|e| e.meta().access_count), Some(1));
 //! assert_eq!(hippo.get(id)?.meta().access_count, 2); // get records an access
@@ -27,14 +27,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use maxim_core::embed::VectorIndex;
+use maxim_core::embed::{Embedder, VectorIndex};
 use maxim_core::graph::Graph;
 use maxim_core::layer::Callbacks;
 use maxim_core::{BoxError, IdGenerator, LayerStats, RecordId, SharedClock, Timestamp};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{HippocampusConfig, StrategyKind};
+use crate::config::{HippocampusBuilder, HippocampusConfig, StrategyKind};
 use crate::episode::{Episode, EpisodicMemory, Name};
 use crate::error::{Error, Result};
 use crate::index::{ContextIndex, IndexedKeys, KeyKind, Slot, SlotOrder, success_text};
@@ -189,6 +189,8 @@ pub struct Hippocampus {
     pub(crate) config: HippocampusConfig,
     pub(crate) clock: SharedClock,
     pub(crate) ids: IdGenerator,
+    /// The embedder of text similarity, when one was given to the builder.
+    pub(crate) embedder: Option<Arc<dyn Embedder>>,
     pub(crate) slots: Slots,
     pub(crate) index: ContextIndex,
     pub(crate) graph: Graph,
@@ -240,20 +242,21 @@ pub(crate) fn strategy_for(config: &HippocampusConfig) -> Arc<dyn RetentionStrat
 }
 
 impl Hippocampus {
-    /// An empty layer with `config` (validated) on `clock`, drawing ids from entropy.
-    pub fn new(config: HippocampusConfig, clock: SharedClock) -> Result<Self> {
-        Self::with_id_generator(config, clock, IdGenerator::from_entropy())
+    /// A builder with every default (see [`HippocampusBuilder`]).
+    pub fn builder() -> HippocampusBuilder {
+        HippocampusBuilder::default()
     }
 
-    /// An empty layer drawing its ids from `ids` (seed it for reproducible runs).
-    pub fn with_id_generator(
+    /// An empty layer: what [`HippocampusBuilder::build`] returns.
+    pub(crate) fn from_parts(
         config: HippocampusConfig,
         clock: SharedClock,
         ids: IdGenerator,
+        embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Self> {
         config.validate()?;
         let states = StateStore::new(config.state_store_max_entries)?;
-        let vectors = match &config.embedder {
+        let vectors = match &embedder {
             Some(e) => Some(VectorIndex::new(e.dim())?),
             None => None,
         };
@@ -262,6 +265,7 @@ impl Hippocampus {
             config,
             clock,
             ids,
+            embedder,
             slots: Slots::default(),
             index: ContextIndex::default(),
             graph: Graph::new(),
@@ -288,6 +292,7 @@ impl Hippocampus {
             config: self.config.clone(),
             clock: Arc::clone(&self.clock),
             ids: self.ids.clone(),
+            embedder: self.embedder.clone(),
             slots: self.slots.clone(),
             index: self.index.clone(),
             graph: self.graph.clone(),
@@ -310,6 +315,11 @@ impl Hippocampus {
     /// The settings.
     pub fn config(&self) -> &HippocampusConfig {
         &self.config
+    }
+
+    /// The embedder of text similarity, if the builder was given one.
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
     }
 
     /// The clock's current time.
@@ -707,7 +717,7 @@ mod tests {
 
     fn store() -> (Hippocampus, Vec<RecordId>) {
         let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-        let mut h = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
+        let mut h = Hippocampus::builder().clock(clock.shared()).build().unwrap();
         let ids = (0..4)
             .map(|i| {
                 let mut e = NewEpisode::default();

@@ -82,7 +82,7 @@ impl MemoryLayer for NoteLayer {
     fn store(&mut self, record: Note) -> Result<RecordId> {
         let id = record.meta.id;
         if self.slot_of.contains_key(&id) {
-            return Err(Error::invalid("record", format!("{id} is already stored")));
+            return Err(Error::Duplicate { id });
         }
         self.graph.add_node(id)?;
         self.slot_of.insert(id, self.notes.len());

@@ -39,6 +39,7 @@ pub mod contracts;
 pub mod embed;
 pub mod error;
 pub mod graph;
+pub mod hash;
 pub mod id;
 pub mod layer;
 pub mod ownership;
@@ -69,7 +70,7 @@ pub use layer::{
 pub use record::{
     Partition, RecordMeta, Source, Trust, check_finite, check_non_negative, check_signed_unit, check_unit,
 };
-pub use text::{name_key, name_similarity, normalize_tokens};
+pub use text::normalize_tokens;
 pub use time::{Clock, ManualClock, SharedClock, SystemClock, Timestamp, days};
 pub use trace::{
     DecaySummary, Disposition, ReinforceError, ReinforceOutcome, StorageTier, TraceEntry, TraceKind,

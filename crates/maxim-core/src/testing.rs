@@ -124,6 +124,43 @@ pub fn unknown_ids_are_errors<F: ContractFixture>(f: &F) {
     assert_eq!(layer.len(), 2, "contract: a failed call changes nothing");
 }
 
+/// Storing a record whose id is held already is [`Error::Duplicate`] (once converted to the
+/// core error) and changes nothing: the held record stays as it was and no callback fires.
+pub fn duplicate_ids_are_refused<F: ContractFixture>(f: &F) {
+    let clock = ManualClock::new(T0);
+    let mut layer = f.new_layer(clock.shared());
+    let record = f.record(&mut layer, 0, clock.now());
+    let id = layer.store(record.clone()).expect("contract: storing a valid record must succeed");
+    let before = layer.peek(id).expect("contract: the stored record is held").meta().clone();
+    let fired = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&fired);
+    layer.on_capture(Box::new(move |_, _| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }));
+    let err = layer.store(record).expect_err("contract: storing an id twice is an error");
+    assert!(
+        matches!(err.into(), Error::Duplicate { id: got } if got == id),
+        "contract: storing an id twice is Error::Duplicate"
+    );
+    assert_eq!(layer.len(), 1, "contract: a refused store changes nothing");
+    assert_eq!(
+        layer.peek(id).map(|r| r.meta().clone()),
+        Some(before),
+        "contract: the held record is unchanged"
+    );
+    assert_eq!(fired.load(Ordering::SeqCst), 0, "contract: a refused store fires no callback");
+}
+
+/// The statistics name the layer as [`MemoryLayer::name`] does and count its records.
+pub fn stats_name_the_layer<F: ContractFixture>(f: &F) {
+    let (_clock, layer, _ids) = setup(f, 3);
+    let stats = layer.stats();
+    assert_eq!(stats.layer, layer.name(), "contract: stats name the layer");
+    assert_eq!(stats.records, 3, "contract: stats count the records");
+    assert!(stats.counters.contains_key(CALLBACK_FAILURES), "contract: stats count callback failures");
+}
+
 /// `remove` drops the record from the records, the recall results, the graph (with every
 /// incident edge), and fires the deletion callbacks once.
 pub fn remove_cleans_everything<F: ContractFixture>(f: &F) {
@@ -338,7 +375,8 @@ pub fn consolidate_accounts_for_removals<F: ContractFixture>(f: &F) {
 macro_rules! contract_tests {
     ($fixture:expr) => {
         $crate::contract_tests!(@each $fixture;
-            store_then_get, reads_do_not_touch, unknown_ids_are_errors, remove_cleans_everything,
+            store_then_get, reads_do_not_touch, unknown_ids_are_errors, duplicate_ids_are_refused,
+            stats_name_the_layer, remove_cleans_everything,
             recall_respects_limit, recall_by_ids_skips_unknown, recall_associated_excludes_seeds,
             capture_callbacks_are_contained, save_load_round_trip, saves_never_overwrite_a_strangers_file,
             failed_load_changes_nothing,

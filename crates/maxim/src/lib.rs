@@ -1,16 +1,16 @@
 //! `maxim`: a memory that accumulates, for AI agents.
 //!
-//! The facade over every maxim crate. It re-exports each layer (and `maxim-core` as
-//! [`core`]) and will wire them into a `MemoryHub`; the `maxim` program runs a demo and looks
-//! into memory directories (`cargo run --release -p maxim -- demo`).
+//! The facade over every maxim crate. It re-exports `maxim-core` and each layer, and will
+//! wire them into a `MemoryHub`; the `maxim` program runs a demo and looks into memory
+//! directories (`cargo run --release -p maxim -- demo`).
 //!
 //! ```
 //! use maxim::atl::{Atl, spec};
-//! use maxim::core::{ManualClock, Timestamp};
-//! use maxim::hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
+//! use maxim::maxim_core::{ManualClock, Timestamp};
+//! use maxim::hippocampus::{Hippocampus, NewEpisode};
 //!
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut episodes = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+//! let mut episodes = Hippocampus::builder().clock(clock.shared()).build()?;
 //! let mut concepts = Atl::builder().clock(clock.shared()).build()?;
 //! let mut seen = NewEpisode::default();
 //! seen.perception.detected_objects = vec!["coffee_mug".into()];
@@ -21,16 +21,32 @@
 //! assert_eq!(concepts.find_or_create(&spec("coffee mug", "object"))?.id, first.id);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Crate features
+//!
+//! One per layer crate, named after it and on by default: `hippocampus`, `atl`,
+//! `angular-gyrus`, `crossgraph`, `nac`, `ips-gate`, `promoter`, `cerebellum`. With
+//! `default-features = false` only `maxim-core` is re-exported, plus the layers named. The
+//! `maxim` program needs `hippocampus` and `atl`.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub use maxim_core;
+
+#[cfg(feature = "angular-gyrus")]
 pub use angular_gyrus;
+#[cfg(feature = "atl")]
 pub use atl;
+#[cfg(feature = "cerebellum")]
 pub use cerebellum;
+#[cfg(feature = "crossgraph")]
 pub use crossgraph;
+#[cfg(feature = "hippocampus")]
 pub use hippocampus;
+#[cfg(feature = "ips-gate")]
 pub use ips_gate;
-pub use maxim_core as core;
+#[cfg(feature = "nac")]
 pub use nac;
+#[cfg(feature = "promoter")]
 pub use promoter;

@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use maxim::atl::{self, Atl};
-use maxim::core::{Clock, ManualClock, MemoryLayer, RecordId, Source, SystemClock, codec, days};
-use maxim::hippocampus::{Hippocampus, HippocampusConfig, NewEpisode, RecallFilter};
+use maxim::hippocampus::{Hippocampus, NewEpisode, RecallFilter};
+use maxim::maxim_core::{Clock, ManualClock, MemoryLayer, RecordId, Source, SystemClock, codec, days};
 
 const CRATES: &[(&str, &str)] = &[
     (
@@ -84,7 +84,7 @@ fn demo_command(args: &[String]) -> Result {
 /// One short agent session: episodes in, concepts out, a week of forgetting, save and reload.
 fn demo(dir: &Path) -> Result {
     let clock = ManualClock::new(SystemClock.now());
-    let mut hippo = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+    let mut hippo = Hippocampus::builder().clock(clock.shared()).build()?;
     let mut atl = Atl::builder().clock(clock.shared()).build()?;
     println!("maxim {}: a kitchen robot's first session\n", env!("CARGO_PKG_VERSION"));
 
@@ -167,14 +167,14 @@ fn demo(dir: &Path) -> Result {
     atl.allow_overwrite(true);
     hippo.save(&hippo_path)?;
     atl.save_to_path(&atl_path)?;
-    let mut hippo_again = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+    let mut hippo_again = Hippocampus::builder().clock(clock.shared()).build()?;
     hippo_again.load(&hippo_path)?;
     let mut atl_again = Atl::builder().clock(clock.shared()).build()?;
     atl_again.load_from_path(&atl_path)?;
     println!("\nsaved to {} and loaded back:", dir.display());
     println!("  hippocampus {} records, atl {} concepts", hippo_again.len(), atl_again.len());
     inspect_paths(&[hippo_path.clone(), atl_path])?;
-    let stranger = Hippocampus::new(HippocampusConfig::default(), clock.shared())?;
+    let stranger = Hippocampus::builder().clock(clock.shared()).build()?;
     if let Err(err) = stranger.save(&hippo_path) {
         println!("\nan empty store may not replace that memory: {err}");
     }

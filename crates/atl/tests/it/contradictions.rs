@@ -138,7 +138,8 @@ fn claims_survive_save_and_load() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("atl.snap");
     atl.save(&path).unwrap();
-    let mut fresh = atl::Atl::with_clock(clock.shared());
+    let mut fresh =
+        atl::Atl::builder().clock(clock.shared()).build().expect("the default settings are valid");
     fresh.load(&path).unwrap();
     assert!(fresh.is_contested(mug));
     assert_eq!(fresh.contradictions(), atl.contradictions());
@@ -198,7 +199,8 @@ fn a_value_nested_as_deep_as_the_codec_reads_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("atl.snap");
     atl.save(&path).unwrap();
-    let mut fresh = atl::Atl::with_clock(clock.shared());
+    let mut fresh =
+        atl::Atl::builder().clock(clock.shared()).build().expect("the default settings are valid");
     fresh.load(&path).unwrap();
     assert_eq!(fresh.property(mug, "deep"), Some(&deep));
 }

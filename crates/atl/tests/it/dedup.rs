@@ -128,13 +128,19 @@ fn different_things_do_not_merge() {
 
 #[test]
 fn the_threshold_is_configurable() {
-    let (_clock, mut strict) =
-        layer_with(AtlConfig { name_similarity_threshold: 1.0, ..AtlConfig::default() });
+    let (_clock, mut strict) = layer_with({
+        let mut c = AtlConfig::default();
+        c.name_similarity_threshold = 1.0;
+        c
+    });
     let mug = strict.find_or_create(&spec("coffee mug", "object")).unwrap().id;
     assert!(strict.find_or_create(&spec("coffe mug", "object")).unwrap().created);
     assert_eq!(strict.find_or_create(&spec("mug coffee", "object")).unwrap().id, mug, "same words");
-    let (_clock, mut loose) =
-        layer_with(AtlConfig { name_similarity_threshold: 0.5, ..AtlConfig::default() });
+    let (_clock, mut loose) = layer_with({
+        let mut c = AtlConfig::default();
+        c.name_similarity_threshold = 0.5;
+        c
+    });
     let mug = loose.find_or_create(&spec("coffee mug", "object")).unwrap().id;
     assert_eq!(loose.find_or_create(&spec("mug", "object")).unwrap().id, mug, "0.53 >= 0.5");
 }
@@ -212,13 +218,17 @@ fn removing_a_concept_frees_its_names_and_aliases() {
 
 #[test]
 fn numbered_names_are_never_compared_pairwise() {
-    let (_clock, mut atl) = layer_with(AtlConfig { max_concepts: 5_000, ..AtlConfig::default() });
+    let (_clock, mut atl) = layer_with({
+        let mut c = AtlConfig::default();
+        c.max_concepts = 5_000;
+        c
+    });
     for j in 0..3_000 {
-        let (name, category) = maxim_benches::concept(j);
+        let (name, category) = maxim_testkit::concept(j);
         assert!(atl.find_or_create(&spec(&name, category)).unwrap().created);
     }
     assert_eq!(atl.stats().counters["similarity_comparisons"], 0);
-    let (name, category) = maxim_benches::concept(1234);
+    let (name, category) = maxim_testkit::concept(1234);
     let hit = atl.find_or_create(&spec(&name.replace('_', " ").to_uppercase(), category)).unwrap();
     assert_eq!(hit.matched, MatchKind::Exact);
     let near = atl.find_or_create(&spec("concepts 01234", category)).unwrap();

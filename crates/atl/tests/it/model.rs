@@ -2,8 +2,8 @@
 
 use std::collections::BTreeSet;
 
+use atl::names::name_key;
 use atl::{Atl, ConceptFilter, MatchKind, spec};
-use maxim_core::text::name_key;
 use maxim_core::{MemoryLayer, MemoryRecord, RecordId, Source, days};
 use proptest::prelude::*;
 
@@ -129,7 +129,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("atl.snap");
         atl.save(&path).unwrap();
-        let mut fresh = Atl::with_clock(clock.shared());
+        let mut fresh = Atl::builder().clock(clock.shared()).build().expect("the default settings are valid");
         fresh.load(&path).unwrap();
         check_invariants(&fresh)?;
         prop_assert_eq!(crate::common::fingerprint(&fresh), crate::common::fingerprint(&atl));

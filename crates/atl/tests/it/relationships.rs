@@ -148,7 +148,8 @@ fn proposed_types_work_and_persist_as_not_builtin() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("atl.snap");
     atl.save(&path).unwrap();
-    let mut fresh = atl::Atl::with_clock(clock.shared());
+    let mut fresh =
+        atl::Atl::builder().clock(clock.shared()).build().expect("the default settings are valid");
     fresh.load(&path).unwrap();
     let t = fresh.registry().get("OPPOSES").unwrap();
     assert!(t.symmetric && !t.builtin);

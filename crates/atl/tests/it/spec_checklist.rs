@@ -182,7 +182,7 @@ fn save_load_restores_every_kind_of_record() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("atl.snap");
     atl.save(&path).unwrap();
-    let mut fresh = Atl::with_clock(clock.shared());
+    let mut fresh = Atl::builder().clock(clock.shared()).build().expect("the default settings are valid");
     fresh.load(&path).unwrap();
     assert_eq!(fresh.len(), 3);
     for id in [mug, plain, compressed] {

@@ -14,8 +14,8 @@
 use std::collections::HashSet;
 
 use atl::{Atl, AtlConfig, DefineOutcome, spec};
-use maxim_benches::{RELATIONSHIP_TYPES, concept, semantic_draws};
 use maxim_core::{MemoryLayer, RecordId};
+use maxim_testkit::{RELATIONSHIP_TYPES, concept, semantic_draws};
 
 use crate::common::layer_with;
 
@@ -32,7 +32,9 @@ struct Run {
 
 fn run(c: usize) -> Run {
     let (rels, seeds) = semantic_draws(c);
-    let (_clock, mut atl) = layer_with(AtlConfig { max_concepts: c.max(10_000), ..AtlConfig::default() });
+    let mut config = AtlConfig::default();
+    config.max_concepts = c.max(10_000);
+    let (_clock, mut atl) = layer_with(config);
     let ids: Vec<RecordId> = (0..c)
         .map(|j| {
             let (name, category) = concept(j);

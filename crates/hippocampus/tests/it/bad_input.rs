@@ -49,7 +49,7 @@ fn bad_records_and_duplicates_are_refused() {
     assert!(out_of_range(&h.capture_record(m.clone()).unwrap_err()));
     m.perception.novelty = 0.2;
     h.capture_record(m.clone()).unwrap();
-    assert!(matches!(h.capture_record(m.clone()), Err(Error::Duplicate { .. })));
+    assert!(h.capture_record(m.clone()).is_err_and(|e| e.is_duplicate()));
     let compressed = hippocampus::Episode::from(m.compress(0));
     assert!(matches!(h.store(compressed), Err(Error::CompressedStore { .. })));
     assert_eq!(h.len(), 1);
@@ -119,18 +119,54 @@ fn loose_loop_data_of_the_wrong_shape_is_refused() {
 fn bad_configurations_are_refused() {
     let clock = maxim_core::ManualClock::new(T0);
     let bad = [
-        HippocampusConfig { max_nodes: 0, ..HippocampusConfig::default() },
-        HippocampusConfig { eviction_fraction: 1.5, ..HippocampusConfig::default() },
-        HippocampusConfig { eviction_fraction: f64::NAN, ..HippocampusConfig::default() },
-        HippocampusConfig { retention_threshold: 1.5, ..HippocampusConfig::default() },
-        HippocampusConfig { association_threshold: f64::NAN, ..HippocampusConfig::default() },
-        HippocampusConfig { long_term_retention_boost: -2.0, ..HippocampusConfig::default() },
-        HippocampusConfig { default_trust: Some(2.0), ..HippocampusConfig::default() },
-        HippocampusConfig { state_store_max_entries: 0, ..HippocampusConfig::default() },
-        HippocampusConfig { compression_age: std::time::Duration::ZERO, ..HippocampusConfig::default() },
+        {
+            let mut c = HippocampusConfig::default();
+            c.max_nodes = 0;
+            c
+        },
+        {
+            let mut c = HippocampusConfig::default();
+            c.eviction_fraction = 1.5;
+            c
+        },
+        {
+            let mut c = HippocampusConfig::default();
+            c.eviction_fraction = f64::NAN;
+            c
+        },
+        {
+            let mut c = HippocampusConfig::default();
+            c.retention_threshold = 1.5;
+            c
+        },
+        {
+            let mut c = HippocampusConfig::default();
+            c.association_threshold = f64::NAN;
+            c
+        },
+        {
+            let mut c = HippocampusConfig::default();
+            c.long_term_retention_boost = -2.0;
+            c
+        },
+        {
+            let mut c = HippocampusConfig::default();
+            c.default_trust = Some(2.0);
+            c
+        },
+        {
+            let mut c = HippocampusConfig::default();
+            c.state_store_max_entries = 0;
+            c
+        },
+        {
+            let mut c = HippocampusConfig::default();
+            c.compression_age = std::time::Duration::ZERO;
+            c
+        },
     ];
     for config in bad {
-        assert!(hippocampus::Hippocampus::new(config, clock.shared()).is_err());
+        assert!(hippocampus::Hippocampus::builder().config(config).clock(clock.shared()).build().is_err());
     }
 }
 

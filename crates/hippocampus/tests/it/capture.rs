@@ -143,7 +143,11 @@ fn salience_or_novelty_at_095_promotes_at_once_and_others_queue() {
 
 #[test]
 fn the_candidate_queue_rotates_out_its_oldest() {
-    let config = HippocampusConfig { max_consolidation_candidates: 3, ..HippocampusConfig::default() };
+    let config = {
+        let mut c = HippocampusConfig::default();
+        c.max_consolidation_candidates = 3;
+        c
+    };
     let (_clock, mut h) = layer_with(config);
     let mut e = NewEpisode::default();
     e.perception.salience = 0.8;
@@ -153,7 +157,11 @@ fn the_candidate_queue_rotates_out_its_oldest() {
 
 #[test]
 fn eviction_at_capacity_takes_the_weakest_and_never_a_long_term_record() {
-    let config = HippocampusConfig { max_nodes: 3, ..HippocampusConfig::default() };
+    let config = {
+        let mut c = HippocampusConfig::default();
+        c.max_nodes = 3;
+        c
+    };
     let (clock, mut h) = layer_with(config);
     let mut e = NewEpisode::default();
     e.perception.salience = 0.99;
@@ -181,8 +189,12 @@ fn eviction_at_capacity_takes_the_weakest_and_never_a_long_term_record() {
 #[test]
 fn a_full_store_evicts_the_lowest_scored_batch_at_once() {
     // Capacity 200, 5%: one eviction removes 10 records, the 10 lowest scores at that time.
-    let config =
-        HippocampusConfig { max_nodes: 200, eviction_fraction: 0.05, ..HippocampusConfig::default() };
+    let config = {
+        let mut c = HippocampusConfig::default();
+        c.max_nodes = 200;
+        c.eviction_fraction = 0.05;
+        c
+    };
     let (clock, mut h) = layer_with(config);
     let mut e = NewEpisode::default();
     e.perception.salience = 0.99;
@@ -220,7 +232,12 @@ fn a_full_store_evicts_the_lowest_scored_batch_at_once() {
     h.capture(NewEpisode::default()).unwrap();
     assert_eq!((h.len(), h.counters().evictions), (191, 20));
     // Fraction 0 evicts one at a time, as the original did.
-    let config = HippocampusConfig { max_nodes: 3, eviction_fraction: 0.0, ..HippocampusConfig::default() };
+    let config = {
+        let mut c = HippocampusConfig::default();
+        c.max_nodes = 3;
+        c.eviction_fraction = 0.0;
+        c
+    };
     let (_c, mut one) = layer_with(config);
     for _ in 0..5 {
         one.capture(NewEpisode::default()).unwrap();
@@ -230,7 +247,11 @@ fn a_full_store_evicts_the_lowest_scored_batch_at_once() {
 
 #[test]
 fn with_only_long_term_records_the_store_goes_over_capacity() {
-    let config = HippocampusConfig { max_nodes: 2, ..HippocampusConfig::default() };
+    let config = {
+        let mut c = HippocampusConfig::default();
+        c.max_nodes = 2;
+        c
+    };
     let (_clock, mut h) = layer_with(config);
     let mut e = NewEpisode::default();
     e.perception.novelty = 1.0;

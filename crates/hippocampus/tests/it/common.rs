@@ -2,7 +2,7 @@
 
 use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
 use maxim_core::value::Value;
-use maxim_core::{IdGenerator, ManualClock, Timestamp};
+use maxim_core::{ManualClock, Timestamp};
 
 /// The start of every test clock.
 pub(crate) const T0: Timestamp = Timestamp::from_secs(1_700_000_000);
@@ -17,7 +17,7 @@ pub(crate) fn layer() -> (ManualClock, Hippocampus) {
 pub(crate) fn layer_with(config: HippocampusConfig) -> (ManualClock, Hippocampus) {
     let clock = ManualClock::new(T0);
     let hippo =
-        Hippocampus::with_id_generator(config, clock.shared(), IdGenerator::seeded(7)).expect("valid config");
+        Hippocampus::builder().config(config).clock(clock.shared()).id_seed(7).build().expect("valid config");
     (clock, hippo)
 }
 

@@ -1,8 +1,8 @@
 //! The `maxim-core` contract suite, run against the episodic layer.
 
-use hippocampus::{Episode, EpisodicMemory, Hippocampus, HippocampusConfig};
+use hippocampus::{Episode, EpisodicMemory, Hippocampus};
 use maxim_core::testing::ContractFixture;
-use maxim_core::{IdGenerator, RecordId, SharedClock, Timestamp};
+use maxim_core::{RecordId, SharedClock, Timestamp};
 
 pub(crate) struct Fixture;
 
@@ -10,8 +10,7 @@ impl ContractFixture for Fixture {
     type Layer = Hippocampus;
 
     fn new_layer(&self, clock: SharedClock) -> Hippocampus {
-        Hippocampus::with_id_generator(HippocampusConfig::default(), clock, IdGenerator::seeded(11))
-            .expect("config")
+        Hippocampus::builder().clock(clock).id_seed(11).build().expect("config")
     }
 
     fn record(&self, _layer: &mut Hippocampus, n: usize, now: Timestamp) -> Episode {

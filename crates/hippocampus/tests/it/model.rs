@@ -260,7 +260,7 @@ proptest! {
     /// mostly long-term or mostly not.
     #[test]
     fn eviction_agrees_with_a_naive_model(ops in prop::collection::vec(evict_op(), 1..160)) {
-        let config = HippocampusConfig { max_nodes: 24, eviction_fraction: 0.1, ..HippocampusConfig::default() };
+        let config = { let mut c = HippocampusConfig::default(); c.max_nodes = 24; c.eviction_fraction = 0.1; c };
         let (clock, mut h) = layer_with(config);
         let deleted = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&deleted);

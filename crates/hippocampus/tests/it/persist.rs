@@ -27,7 +27,7 @@ fn rich() -> (maxim_core::ManualClock, Hippocampus, Vec<RecordId>) {
     }
     h.link(ids[0], ids[5], EdgeKind::Causes, 0.7).unwrap();
     h.compress(ids[1]).unwrap();
-    h.recall_and_touch(&RecallFilter::new().goal("find mug").query("mug"), 3);
+    h.recall_touching(&RecallFilter::new().goal("find mug").query("mug"), 3);
     (clock, h, ids)
 }
 
@@ -37,7 +37,7 @@ fn everything_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.snap");
     h.save(&path).unwrap();
-    let mut back = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
+    let mut back = Hippocampus::builder().clock(clock.shared()).build().unwrap();
     back.load(&path).unwrap();
     assert_eq!(back.len(), h.len());
     for &id in &ids {
@@ -74,7 +74,7 @@ fn everything_round_trips() {
 fn bytes_round_trip_and_equal_states_encode_equally() {
     let (clock, h, _) = rich();
     let bytes = h.to_snapshot_bytes().unwrap();
-    let mut back = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
+    let mut back = Hippocampus::builder().clock(clock.shared()).build().unwrap();
     back.load_from_bytes("mem", &bytes).unwrap();
     assert_eq!(back.to_snapshot_bytes().unwrap(), bytes);
 }
@@ -125,7 +125,7 @@ fn recovery_uses_the_backup_and_a_missing_file_is_a_fresh_start() {
     second.allow_overwrite(true); // another store's file
     second.save(&path).unwrap(); // the first save is now the backup
     std::fs::write(&path, b"torn write").unwrap();
-    let mut back = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
+    let mut back = Hippocampus::builder().clock(clock.shared()).build().unwrap();
     match back.load_with_recovery(&path).unwrap() {
         LoadOutcome::FromBackup { .. } => {}
         other => panic!("expected the backup, got {other:?}"),
@@ -139,7 +139,11 @@ fn configured_paths_and_auto_save_after_sleep() {
     let path = dir.path().join("auto.snap");
     let (_clock, mut h) = layer();
     assert!(matches!(h.save_configured(), Err(hippocampus::Error::NoPersistencePath)));
-    let config = HippocampusConfig { persistence_path: Some(path.clone()), ..HippocampusConfig::default() };
+    let config = {
+        let mut c = HippocampusConfig::default();
+        c.persistence_path = Some(path.clone());
+        c
+    };
     let (_c, mut auto) = layer_with(config.clone());
     auto.capture(NewEpisode::default()).unwrap();
     auto.sleep();
@@ -153,10 +157,11 @@ fn configured_paths_and_auto_save_after_sleep() {
     assert_eq!(h.counters().autosave_failures, 0);
     assert!(matches!(h.load_configured(), Err(hippocampus::Error::NoPersistencePath)));
     let quiet_path = dir.path().join("quiet.snap");
-    let quiet = HippocampusConfig {
-        persistence_path: Some(quiet_path.clone()),
-        auto_save_after_sleep: false,
-        ..HippocampusConfig::default()
+    let quiet = {
+        let mut c = HippocampusConfig::default();
+        c.persistence_path = Some(quiet_path.clone());
+        c.auto_save_after_sleep = false;
+        c
     };
     let (_c4, mut quiet) = layer_with(quiet);
     quiet.capture(NewEpisode::default()).unwrap();
@@ -165,8 +170,11 @@ fn configured_paths_and_auto_save_after_sleep() {
     // A path that cannot be written (its directory is a file) is counted, not returned.
     let blocker = dir.path().join("blocker");
     std::fs::write(&blocker, b"a file").unwrap();
-    let blocked =
-        HippocampusConfig { persistence_path: Some(blocker.join("h.snap")), ..HippocampusConfig::default() };
+    let blocked = {
+        let mut c = HippocampusConfig::default();
+        c.persistence_path = Some(blocker.join("h.snap"));
+        c
+    };
     let (_c5, mut blocked) = layer_with(blocked);
     blocked.capture(NewEpisode::default()).unwrap();
     assert_eq!(blocked.sleep().preserved, 1);
@@ -177,11 +185,12 @@ fn configured_paths_and_auto_save_after_sleep() {
 fn a_load_indexes_the_kinds_the_loading_layer_indexes() {
     let (clock, h, ids) = rich();
     let bytes = h.to_snapshot_bytes().unwrap();
-    let config = HippocampusConfig {
-        indexed_keys: IndexedKeys { object: false, ..IndexedKeys::default() },
-        ..HippocampusConfig::default()
+    let config = {
+        let mut c = HippocampusConfig::default();
+        c.indexed_keys = IndexedKeys { object: false, ..IndexedKeys::default() };
+        c
     };
-    let mut back = Hippocampus::new(config, clock.shared()).unwrap();
+    let mut back = Hippocampus::builder().config(config).clock(clock.shared()).build().unwrap();
     back.load_from_bytes("narrow", &bytes).unwrap();
     assert!(back.check_consistency().is_consistent(), "{:?}", back.check_consistency());
     assert!(back.index_keys().iter().all(|k| k.kind() != KeyKind::Object));
@@ -208,7 +217,7 @@ fn a_store_overwrites_only_files_it_created_or_read() {
     assert_eq!(std::fs::read(&path).unwrap(), saved);
 
     // Reading the file makes it the reader's; so does being told to overwrite.
-    let mut reader = Hippocampus::new(HippocampusConfig::default(), clock.shared()).unwrap();
+    let mut reader = Hippocampus::builder().clock(clock.shared()).build().unwrap();
     reader.load(&path).unwrap();
     reader.save(&path).unwrap();
     stranger.allow_overwrite(true);
@@ -226,7 +235,11 @@ fn auto_save_after_sleep_never_overwrites_a_strangers_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("auto.snap");
     std::fs::write(&path, b"someone else's memory").unwrap();
-    let config = HippocampusConfig { persistence_path: Some(path.clone()), ..HippocampusConfig::default() };
+    let config = {
+        let mut c = HippocampusConfig::default();
+        c.persistence_path = Some(path.clone());
+        c
+    };
     let (_c, mut h) = layer_with(config);
     h.capture(NewEpisode::default()).unwrap();
     h.sleep();

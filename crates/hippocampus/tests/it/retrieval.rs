@@ -82,7 +82,7 @@ fn plain_recall_records_no_access_and_touching_recall_does() {
     clock.advance(Duration::from_secs(100));
     let _ = h.recall(&RecallFilter::new().goal("find mug"), 10);
     assert_eq!(h.peek(a).unwrap().meta().access_count, 1);
-    let found = h.recall_and_touch(&RecallFilter::new().goal("find mug"), 10);
+    let found = h.recall_touching(&RecallFilter::new().goal("find mug"), 10);
     assert_eq!(found[0].meta().access_count, 2);
     assert_eq!(found[0].meta().accessed_at, clock.now());
     assert_eq!(h.queries(), 2);
@@ -108,7 +108,7 @@ fn distinct_queries_build_use_pressure_until_promotion() {
     let id = h.capture(e).unwrap();
     for (i, q) in ["mug", "find mug", "the mug please"].into_iter().enumerate() {
         assert!(!h.peek(id).unwrap().meta().long_term, "not promoted before query {i}");
-        h.recall_and_touch(&RecallFilter::new().goal("find mug").query(q), 10);
+        h.recall_touching(&RecallFilter::new().goal("find mug").query(q), 10);
     }
     // Gains: 0.9 + 0.5, 0.9 + 2/3, then 0.9 + 0.75 reaches 3.0 (no time passed, no leak).
     assert!(h.peek(id).unwrap().meta().long_term);
@@ -117,14 +117,14 @@ fn distinct_queries_build_use_pressure_until_promotion() {
     let (clock2, mut g) = layer();
     let id = g.capture(episode(&["mug"], "find mug", "look", None)).unwrap();
     for _ in 0..5 {
-        g.recall_and_touch(&RecallFilter::new().query("mug"), 10);
+        g.recall_touching(&RecallFilter::new().query("mug"), 10);
     }
     let usage = g.peek(id).unwrap().usage().unwrap().clone();
     assert_eq!(usage.access_contexts.len(), 1);
     assert!((usage.pressure - (0.5 + 0.5)).abs() < 1e-12);
     // Pressure leaks 0.02 per second.
     clock2.advance(Duration::from_secs(10));
-    g.recall_and_touch(&RecallFilter::new().query("cup"), 10);
+    g.recall_touching(&RecallFilter::new().query("cup"), 10);
     let p = g.peek(id).unwrap().promotion_pressure();
     assert!((p - (1.0 - 0.2 + 0.5 + (1.0 - 1.0 / 7.0))).abs() < 1e-12, "{p}");
 }
@@ -155,11 +155,7 @@ fn recall_similar_counts_shared_objects_and_people() {
 
 #[test]
 fn recall_similar_text_goes_through_the_embedder() {
-    let config = HippocampusConfig {
-        embedder: Some(Arc::new(HashEmbedder::default())),
-        ..HippocampusConfig::default()
-    };
-    let (_clock, mut h) = layer_with(config);
+    let (_clock, mut h) = layer_with_embedder();
     let mug = h.capture(episode(&["coffee mug"], "fetch the coffee mug", "grasp", None)).unwrap();
     h.capture(episode(&["door"], "open the front door", "push", None)).unwrap();
     let found = h.recall_similar_text("coffee mugs", 1).unwrap();
@@ -173,11 +169,7 @@ fn recall_similar_text_goes_through_the_embedder() {
 
 #[test]
 fn an_episode_compressed_by_sleep_is_still_found_by_text() {
-    let config = HippocampusConfig {
-        embedder: Some(Arc::new(HashEmbedder::default())),
-        ..HippocampusConfig::default()
-    };
-    let (clock, mut h) = layer_with(config);
+    let (clock, mut h) = layer_with_embedder();
     let mug = h.capture(episode(&["coffee mug"], "fetch the coffee mug", "grasp", None)).unwrap();
     h.capture(episode(&["door"], "open the front door", "push", None)).unwrap();
     clock.advance(Duration::from_secs(3 * 86_400));
@@ -231,4 +223,16 @@ fn search_by_content_reads_observations_results_and_reasoning() {
     assert_eq!(ids(h.search_by_content("kitchen", 1)), [b]);
     assert_eq!(h.search_by_content("to see", 20).len(), 1);
     assert!(h.search_by_content("garage", 20).is_empty());
+}
+
+/// A default layer with the default hash embedder.
+fn layer_with_embedder() -> (maxim_core::ManualClock, hippocampus::Hippocampus) {
+    let clock = maxim_core::ManualClock::new(crate::common::T0);
+    let h = hippocampus::Hippocampus::builder()
+        .clock(clock.shared())
+        .embedder(Arc::new(HashEmbedder::default()))
+        .id_seed(7)
+        .build()
+        .expect("valid settings");
+    (clock, h)
 }

@@ -30,7 +30,11 @@ fn sleeping_an_empty_store_and_a_fresh_one() {
 
 #[test]
 fn disabled_sleep_preserves_everything() {
-    let config = HippocampusConfig { enable_sleep_consolidation: false, ..HippocampusConfig::default() };
+    let config = {
+        let mut c = HippocampusConfig::default();
+        c.enable_sleep_consolidation = false;
+        c
+    };
     let (clock, mut h) = layer_with(config);
     h.capture(NewEpisode::default()).unwrap();
     clock.advance(days(30));
@@ -180,8 +184,11 @@ fn remove_cleans_index_graph_queue_and_tells_callbacks() {
 
 #[test]
 fn the_configured_strategy_is_used() {
-    let config =
-        HippocampusConfig { memory_strategy: StrategyKind::ImportanceBased, ..HippocampusConfig::default() };
+    let config = {
+        let mut c = HippocampusConfig::default();
+        c.memory_strategy = StrategyKind::ImportanceBased;
+        c
+    };
     let (clock, mut h) = layer_with(config);
     h.capture(NewEpisode::default()).unwrap();
     clock.advance(days(10));

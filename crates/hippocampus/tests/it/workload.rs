@@ -3,11 +3,11 @@
 //! c (associative recall and raw spreading) and d (sleep), on the virtual clock.
 
 use hippocampus::{Hippocampus, HippocampusConfig, RecallFilter};
-use maxim_benches::{
-    GOALS, associative_seeds, capture_time, episode_input, episode_stream, object, recall_queries, tool,
-};
 use maxim_core::graph::ActivationParams;
-use maxim_core::{IdGenerator, ManualClock, RecordId};
+use maxim_core::{ManualClock, RecordId};
+use maxim_testkit::{
+    EpisodeDraw, GOALS, associative_seeds, capture_time, episode_stream, object, recall_queries, tool,
+};
 
 /// What the workload's capture counts and the later parts report.
 #[derive(Debug, PartialEq)]
@@ -22,10 +22,14 @@ struct CaptureCounts {
 /// A fresh store of capacity 2N, auto-save off, that captured the first `n` episodes.
 fn captured(n: usize) -> (ManualClock, Hippocampus, Vec<RecordId>) {
     let clock = ManualClock::new(capture_time(0));
-    let config =
-        HippocampusConfig { max_nodes: 2 * n, auto_save_after_sleep: false, ..HippocampusConfig::default() };
+    let config = {
+        let mut c = HippocampusConfig::default();
+        c.max_nodes = 2 * n;
+        c.auto_save_after_sleep = false;
+        c
+    };
     let mut hippo =
-        Hippocampus::with_id_generator(config, clock.shared(), IdGenerator::seeded(1)).expect("config");
+        Hippocampus::builder().config(config).clock(clock.shared()).id_seed(1).build().expect("config");
     let ids = episode_stream(n)
         .iter()
         .enumerate()
@@ -53,14 +57,14 @@ fn recall_means(h: &mut Hippocampus) -> [f64; 3] {
     let mut totals = [0usize; 3];
     for _pass in 0..3 {
         for q in &queries {
-            totals[0] += h.recall_and_touch(&RecallFilter::new().goal(GOALS[q.goal].as_str()), 10).len();
+            totals[0] += h.recall_touching(&RecallFilter::new().goal(GOALS[q.goal].as_str()), 10).len();
         }
         for q in &queries {
             totals[1] +=
-                h.recall_and_touch(&RecallFilter::new().tool(tool(q.tool)).success(q.success), 10).len();
+                h.recall_touching(&RecallFilter::new().tool(tool(q.tool)).success(q.success), 10).len();
         }
         for q in &queries {
-            totals[2] += h.recall_and_touch(&RecallFilter::new().object(object(q.object)), 10).len();
+            totals[2] += h.recall_touching(&RecallFilter::new().object(object(q.object)), 10).len();
         }
     }
     totals.map(|t| t as f64 / 3000.0)
@@ -138,4 +142,19 @@ fn workload_counts_at_10000() {
         (9.996, 79.585),
         [100, 1048, 2693, 6259],
     );
+}
+
+/// Part a's capture input for one drawn episode (as the benchmarks' `episode_input`): its
+/// objects, salience and novelty; the goal as active goal and as the intent's `goal`; the
+/// tool; the outcome.
+fn episode_input(e: &EpisodeDraw) -> hippocampus::NewEpisode {
+    let mut n = hippocampus::NewEpisode::default();
+    n.perception.detected_objects = e.objects.iter().map(|o| o.as_str().into()).collect();
+    n.perception.salience = e.salience;
+    n.perception.novelty = e.novelty;
+    n.context.active_goal = Some(e.goal_text().into());
+    n.decision.intent.insert("goal", maxim_core::Value::from(e.goal_text()));
+    n.action.tool_name = e.tool.as_str().into();
+    n.outcome.success = Some(e.success);
+    n
 }

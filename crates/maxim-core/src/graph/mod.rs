@@ -36,6 +36,7 @@
 use serde::{Deserialize, Serialize};
 
 mod activation;
+mod arena;
 mod csr;
 mod meta;
 mod serial;

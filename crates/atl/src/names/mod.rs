@@ -1,6 +1,6 @@
 //! Name deduplication: which concept a new name already denotes.
 //!
-//! A name is first reduced to its [`name_key`](maxim_core::text::name_key): lowercase, split on spaces, underscores,
+//! A name is first reduced to its [`name_key`]: lowercase, split on spaces, underscores,
 //! hyphens and dots, punctuation stripped, plurals and inflections lemmatised, numbers kept.
 //! "Coffee Mugs", "coffee_mug", "coffee-mug" and "coffee mug" all have the key `coffee mug`.
 //! Two names denote the same concept when they are in the same category (compared by key too)
@@ -58,10 +58,17 @@
 //! ```
 
 use maxim_core::RecordId;
-use maxim_core::text::{is_identifier, is_stop_word, name_similarity};
+use maxim_core::text::is_stop_word;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
+
+mod key;
+
+pub use key::{
+    CHE_PLURALS, GREEK_LETTERS, IE_PLURALS, NUMBER_WORDS, SINGULAR_S_WORDS, identifier_words, is_identifier,
+    name_key, name_key_into, name_similarity, singular,
+};
 
 /// Characters of a word used as its blocking prefix.
 pub const PREFIX_CHARS: usize = 3;
@@ -89,7 +96,7 @@ pub struct KeyParts<'a> {
     pub grams: usize,
 }
 
-/// Splits a [`name_key`](maxim_core::text::name_key) into its blocking parts.
+/// Splits a [`name_key`] into its blocking parts.
 pub fn key_parts(key: &str) -> KeyParts<'_> {
     let mut parts = KeyParts::default();
     let mut stop_prefixes = Vec::new();
@@ -126,7 +133,7 @@ struct Candidate {
 
 /// The index behind deduplication: exact keys and blocked candidates for the similarity path.
 ///
-/// Keys passed in are [`name_key`](maxim_core::text::name_key)s of the name and of the category.
+/// Keys passed in are [`name_key`]s of the name and of the category.
 /// A concept's name is indexed both ways ([`insert`](Self::insert)); an alias, a name merged
 /// into the concept by similarity, is found by its exact key only
 /// ([`insert_alias`](Self::insert_alias)), so that similarity never chains from alias to alias
@@ -358,7 +365,6 @@ fn block_key(buf: &mut String, category: &str, identifiers: &[&str], prefix: &st
 #[cfg(test)]
 mod tests {
     use super::*;
-    use maxim_core::text::name_key;
 
     fn id(n: u128) -> RecordId {
         RecordId::from_u128(n)
