@@ -66,6 +66,6 @@ pub use maxim_core;
 pub use persist::{SCHEMA_VERSION, SNAPSHOT_KIND};
 pub use ring::Ring;
 pub use store::{
-    Attribution, DelayEstimate, EventId, Nac, NacBuilder, NacStats, Observation, Observed, Outcome,
-    OutcomeReport, PendingEvent, Prediction, Prior,
+    Attribution, DelayEstimate, EventId, MIN_KEYWORD_CHARS, Nac, NacBuilder, NacStats, Observation, Observed,
+    Outcome, OutcomeReport, PendingEvent, Prediction, Prior,
 };

@@ -70,6 +70,9 @@ impl fmt::Display for EventId {
     }
 }
 
+/// Fewest characters a keyword of [`Nac::search_links`] needs.
+pub const MIN_KEYWORD_CHARS: usize = 3;
+
 /// An empty context, for observations without one.
 static NO_CONTEXT: Map = Map::new();
 
@@ -535,6 +538,33 @@ impl Nac {
     /// The links that keep the episode `id` among their memory ids.
     pub fn links_with_memory(&self, id: RecordId) -> impl Iterator<Item = &CausalLink> {
         self.links.iter().filter(move |l| l.memory_ids.contains(&id))
+    }
+
+    /// The links whose event or outcome signature contains any of `keywords` (ignoring
+    /// case), with confidence at least `min_confidence`, most confident first (ties by id),
+    /// each once. Keywords shorter than [`MIN_KEYWORD_CHARS`] characters are ignored, so a
+    /// stray letter matches nothing.
+    pub fn search_links(&self, keywords: &[&str], min_confidence: f64) -> Vec<&CausalLink> {
+        let keys: Vec<String> = keywords
+            .iter()
+            .map(|k| k.trim().to_lowercase())
+            .filter(|k| k.chars().count() >= MIN_KEYWORD_CHARS)
+            .collect();
+        if keys.is_empty() {
+            return Vec::new();
+        }
+        let mut found: Vec<&CausalLink> = self
+            .links
+            .iter()
+            .filter(|l| l.confidence >= min_confidence)
+            .filter(|l| {
+                let event = l.event_signature.to_lowercase();
+                let outcome = l.outcome_signature.to_lowercase();
+                keys.iter().any(|k| event.contains(k.as_str()) || outcome.contains(k.as_str()))
+            })
+            .collect();
+        found.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then(a.id.cmp(&b.id)));
+        found
     }
 
     /// The events waiting for an outcome, oldest first.
