@@ -249,7 +249,8 @@ impl Nac {
         self.by_id.clear();
         self.by_event.clear();
         for link in r.links {
-            self.insert(link);
+            let check = link.key_check();
+            self.insert(link, check);
         }
         self.pending = r.pending;
         self.next_event = r.next_event;

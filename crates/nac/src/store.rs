@@ -42,7 +42,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::config::NacConfig;
-use crate::context::{check_context, check_name, context_hash, context_similarity, same_context, text_hash};
+use crate::context::{check_context, check_name, context_similarity, same_context, text_hash};
 use crate::error::{Error, Result};
 use crate::link::{Bounds, CausalLink, LinkId, Valence};
 
@@ -310,6 +310,7 @@ pub(crate) struct Counters {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ObserveOp<'a> {
     pub(crate) link: LinkId,
+    pub(crate) check: u64,
     pub(crate) event_type: Cow<'a, str>,
     pub(crate) event_signature: Cow<'a, str>,
     pub(crate) outcome_type: Cow<'a, str>,
@@ -376,7 +377,8 @@ pub struct Nac {
     pub(crate) clock: SharedClock,
     pub(crate) alpha: f64,
     pub(crate) links: Vec<CausalLink>,
-    pub(crate) by_id: FxHashMap<LinkId, u32>,
+    /// Each link's position and the check hash of its key, in one entry (one cache miss).
+    pub(crate) by_id: FxHashMap<LinkId, (u32, u64)>,
     pub(crate) by_event: FxHashMap<u64, Vec<u32>>,
     pub(crate) pending: VecDeque<PendingEvent>,
     pub(crate) next_event: u64,
@@ -503,7 +505,7 @@ impl Nac {
 
     /// The link `id`.
     pub fn link(&self, id: LinkId) -> Option<&CausalLink> {
-        self.by_id.get(&id).map(|&i| &self.links[i as usize])
+        self.by_id.get(&id).map(|&(i, _)| &self.links[i as usize])
     }
 
     /// The link keyed by `event_signature`, `outcome_signature` and `context`.
@@ -682,10 +684,11 @@ impl Nac {
         check_name("outcome_signature", o.outcome_signature)?;
         check_delay(o.delay_secs)?;
         check_context("context", o.context)?;
-        let link = LinkId::from_parts(o.event_signature, o.outcome_signature, context_hash(o.context));
-        self.check_collision(link, o.event_signature, o.outcome_signature, o.context)?;
+        let (link, check) = LinkId::with_check(o.event_signature, o.outcome_signature, o.context);
+        self.check_collision(link, check)?;
         Ok(ObserveOp {
             link,
+            check,
             event_type: Cow::Borrowed(o.event_type),
             event_signature: Cow::Borrowed(o.event_signature),
             outcome_type: Cow::Borrowed(o.outcome_type),
@@ -697,17 +700,12 @@ impl Nac {
         })
     }
 
-    fn check_collision(&self, id: LinkId, event: &str, outcome: &str, context: &Map) -> Result<()> {
-        if let Some(&i) = self.by_id.get(&id) {
-            let l = &self.links[i as usize];
-            if l.event_signature != event
-                || l.outcome_signature != outcome
-                || !same_context(&l.context, context)
-            {
-                return Err(Error::LinkIdCollision { id });
-            }
+    /// Refuses a key whose id is held by a link of another key (their check hashes differ).
+    fn check_collision(&self, id: LinkId, check: u64) -> Result<()> {
+        match self.by_id.get(&id) {
+            Some(&(_, held)) if held != check => Err(Error::LinkIdCollision { id }),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Learns from one observation of an event followed by an outcome (§8.3 `observe`):
@@ -800,12 +798,13 @@ impl Nac {
                 None => Cow::Owned(format!("{}:{}", event.signature, outcome.valence)),
             };
             check_name("outcome_signature", &outcome_signature)?;
-            let link = LinkId::from_parts(&event.signature, &outcome_signature, context_hash(&event.context));
-            self.check_collision(link, &event.signature, &outcome_signature, &event.context)?;
+            let (link, check) = LinkId::with_check(&event.signature, &outcome_signature, &event.context);
+            self.check_collision(link, check)?;
             links.push((
                 event.id,
                 ObserveOp {
                     link,
+                    check,
                     event_type: Cow::Owned(event.event_type.clone()),
                     event_signature: Cow::Owned(event.signature.clone()),
                     outcome_type: Cow::Borrowed(outcome.outcome_type),
@@ -820,11 +819,7 @@ impl Nac {
         // Two events of one outcome may share a link, with a collision only between them.
         for (i, (_, a)) in links.iter().enumerate() {
             for (_, b) in &links[..i] {
-                if a.link == b.link
-                    && (a.event_signature != b.event_signature
-                        || a.outcome_signature != b.outcome_signature
-                        || !same_context(&a.context, &b.context))
-                {
+                if a.link == b.link && a.check != b.check {
                     return Err(Error::LinkIdCollision { id: a.link });
                 }
             }
@@ -933,7 +928,7 @@ impl Nac {
                 Applied::Count(n)
             }
             Op::RemoveLink { id } => match self.by_id.get(&id) {
-                Some(&i) => {
+                Some(&(i, _)) => {
                     self.counters.links_removed += 1;
                     Applied::Removed(Box::new(self.remove_at(i as usize)))
                 }
@@ -959,7 +954,7 @@ impl Nac {
     #[inline]
     fn apply_observe(&mut self, o: &ObserveOp<'_>, at: Timestamp) -> Observed {
         self.counters.total_observations += 1;
-        if let Some(&i) = self.by_id.get(&o.link) {
+        if let Some(&(i, _)) = self.by_id.get(&o.link) {
             let link = &mut self.links[i as usize];
             let err = link.rescorla_wagner(o.valence, self.alpha);
             link.record_observation(o.delay_secs, o.valence, o.memory_id, at);
@@ -979,15 +974,15 @@ impl Nac {
         );
         link.first_observation(o.delay_secs, o.memory_id, at);
         let err = link.rescorla_wagner(o.valence, self.alpha);
-        self.insert(link);
+        self.insert(link, o.check);
         self.counters.links_created += 1;
         Observed { link: o.link, created: true, prediction_error: err, evicted }
     }
 
     /// Adds `link` (its id is not held) to the vector and both indexes.
-    pub(crate) fn insert(&mut self, link: CausalLink) {
+    pub(crate) fn insert(&mut self, link: CausalLink, check: u64) {
         let i = self.links.len() as u32;
-        self.by_id.insert(link.id, i);
+        self.by_id.insert(link.id, (i, check));
         self.by_event.entry(text_hash(&link.event_signature)).or_default().push(i);
         self.links.push(link);
     }
@@ -1006,7 +1001,9 @@ impl Nac {
         }
         if i != last {
             let moved = &self.links[i];
-            self.by_id.insert(moved.id, i as u32);
+            if let Some(entry) = self.by_id.get_mut(&moved.id) {
+                entry.0 = i as u32;
+            }
             if let Some(list) = self.by_event.get_mut(&text_hash(&moved.event_signature))
                 && let Some(slot) = list.iter_mut().find(|j| **j as usize == last)
             {
@@ -1032,5 +1029,32 @@ impl Nac {
             .expect("a full store holds a link");
         self.counters.evictions += 1;
         self.remove_at(victim).id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use maxim_core::{ManualClock, Timestamp};
+
+    use super::*;
+
+    #[test]
+    fn a_key_that_fails_its_check_is_refused_and_changes_nothing() {
+        let mut nac = Nac::with_clock(ManualClock::new(Timestamp::from_secs(1)).shared());
+        let obs = Observation::new("tool", "tool:grasp", "r", "ok", Valence::Positive);
+        let id = nac.observe(&obs).unwrap().link;
+        // Pretend another key holds this id: its check hash differs.
+        nac.by_id.get_mut(&id).unwrap().1 ^= 1;
+        let err = nac.observe(&obs).unwrap_err();
+        assert!(matches!(err, Error::LinkIdCollision { id: got } if got == id));
+        assert_eq!(nac.link(id).unwrap().observation_count(), 1);
+        assert_eq!(nac.total_observations(), 1);
+        nac.record_event("tool", "tool:grasp", &NO_CONTEXT, None).unwrap();
+        let outcome = Outcome {
+            outcome_signature: Some("ok"),
+            ..Outcome::of_signature("r", "tool:grasp", Valence::Positive)
+        };
+        assert!(matches!(nac.record_outcome(&outcome), Err(Error::LinkIdCollision { .. })));
+        assert_eq!(nac.pending_events().len(), 1);
     }
 }
