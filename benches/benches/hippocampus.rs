@@ -51,7 +51,6 @@ const EXTRA: usize = 4096;
 fn config(n: usize) -> HippocampusConfig {
     let mut c = HippocampusConfig::default();
     c.max_nodes = 2 * n;
-    c.auto_save_after_sleep = false;
     c
 }
 
@@ -131,7 +130,6 @@ fn hippocampus(c: &mut Criterion) {
             let full_config = {
                 let mut c = HippocampusConfig::default();
                 c.max_nodes = n;
-                c.auto_save_after_sleep = false;
                 c
             };
             let (template, _) = build_with(&full_clock, full_config, &draws[..n]);

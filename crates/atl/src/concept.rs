@@ -352,6 +352,9 @@ impl Concept {
         if self.aliases.len() > MAX_ALIASES {
             return Err(bad(format!("{} aliases, at most {MAX_ALIASES}", self.aliases.len())));
         }
+        // One check for what an insert takes and a load reads: nothing is stored that
+        // cannot be read back.
+        self.metadata.check("metadata")?;
         Ok(())
     }
 }
@@ -513,6 +516,14 @@ impl SemanticRecord {
         match self {
             Self::Full(c) => c.validate(),
             Self::Compressed(c) => c.validate(),
+        }
+    }
+
+    /// Drops the record, taking its metadata apart without recursion (for a refused record,
+    /// whose values may nest arbitrarily deep).
+    pub(crate) fn dispose_values(self) {
+        if let Self::Full(c) = self {
+            maxim_core::value::dispose(maxim_core::value::Value::Map(c.metadata));
         }
     }
 

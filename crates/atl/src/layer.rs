@@ -76,11 +76,11 @@ impl MemoryLayer for Atl {
     }
 
     fn save(&self, path: &Path) -> Result<()> {
-        self.save_to_path(path)
+        self.save(path)
     }
 
     fn load(&mut self, path: &Path) -> Result<()> {
-        self.load_from_path(path)
+        self.load(path)
     }
 
     fn consolidate(&mut self) -> Result<ConsolidationReport> {

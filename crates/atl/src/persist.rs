@@ -35,6 +35,7 @@
 
 use std::path::Path;
 
+use maxim_core::codec::{LoadOutcome, Recovery};
 use maxim_core::graph::Graph;
 use maxim_core::{CorruptReason, MemoryRecord, codec};
 use serde::{Deserialize, Serialize};
@@ -66,15 +67,20 @@ struct SnapshotIn {
     counters: Vec<(String, u64)>,
 }
 
+/// The snapshot kind of the semantic layer.
+pub const SNAPSHOT_KIND: &str = LAYER_NAME;
+
 impl Atl {
-    /// Saves the layer to `path` atomically (see the [module docs](self)).
+    /// Saves the layer to `path` atomically (see the [module docs](self)); the previous file
+    /// is kept as `<path>.backup`.
     ///
     /// A file that already exists is overwritten only when this layer created it (an
     /// earlier save) or read it (a load), or after
     /// [`allow_overwrite`](Self::allow_overwrite); otherwise
     /// [`maxim_core::Error::OverwriteRefused`] and nothing is written (see
     /// [`maxim_core::ownership`]).
-    pub fn save_to_path(&self, path: &Path) -> Result<()> {
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
         let _s = tracing::debug_span!("atl_save", n_concepts = self.state.len()).entered();
         self.claims.check_writable(path)?;
         let snapshot = SnapshotOut {
@@ -84,7 +90,7 @@ impl Atl {
             relationship_types: self.state.registry.proposed().collect(),
             counters: self.state.counters.to_pairs(self.queries.load(std::sync::atomic::Ordering::Relaxed)),
         };
-        codec::save(path, LAYER_NAME, &snapshot)?;
+        codec::save(path, SNAPSHOT_KIND, &snapshot)?;
         self.claims.claim(path);
         Ok(())
     }
@@ -101,10 +107,55 @@ impl Atl {
     }
 
     /// Replaces the layer's contents with the snapshot at `path`; on any error the layer is
-    /// left exactly as it was (see the [module docs](self)).
-    pub fn load_from_path(&mut self, path: &Path) -> Result<()> {
+    /// left exactly as it was (see the [module docs](self)). A file that fails the codec's
+    /// checks or the layer's own is moved aside (see [`maxim_core::codec::load_checked`]).
+    pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
         let _s = tracing::debug_span!("atl_load").entered();
-        let snap: SnapshotIn = codec::load(path, LAYER_NAME)?;
+        let loaded = codec::load_checked(path, SNAPSHOT_KIND, |p, snap: SnapshotIn| {
+            self.rebuild(p, snap).map_err(maxim_core::Error::from)
+        })?;
+        self.install(loaded);
+        self.claims.claim(path);
+        Ok(())
+    }
+
+    /// Loads `path`, or its backup when `path` is missing, rejected by the codec or refused
+    /// by the layer's own checks (the refused file is moved aside); when neither exists the
+    /// layer stays as it is and the outcome says [`LoadOutcome::Missing`].
+    pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
+        let path = path.as_ref();
+        let _s = tracing::debug_span!("atl_load_with_recovery").entered();
+        let checked = codec::load_with_recovery_checked(path, SNAPSHOT_KIND, |p, snap: SnapshotIn| {
+            self.rebuild(p, snap).map_err(maxim_core::Error::from)
+        });
+        let (loaded, recovery) = match checked {
+            Ok(found) => found,
+            Err(e) if codec::is_missing(&e) => return Ok(LoadOutcome::Missing),
+            Err(e) => return Err(e.into()),
+        };
+        self.install(loaded);
+        self.claims.claim(path);
+        Ok(match recovery {
+            Recovery::Backup { path: backup, primary_error } => {
+                tracing::warn!(path = %path.display(), backup = %backup.display(), error = %primary_error, "loaded the backup");
+                LoadOutcome::FromBackup { path: backup, primary_error }
+            }
+            _ => LoadOutcome::Loaded,
+        })
+    }
+
+    fn install(&mut self, (state, queries): (State, u64)) {
+        for record in &state.records {
+            self.ids.observe(record.id());
+        }
+        tracing::debug!(n_concepts = state.len(), n_edges = state.graph.edge_count(), "atl loaded");
+        self.state = state;
+        self.queries.store(queries, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Checks a decoded snapshot and builds the layer's state from it.
+    fn rebuild(&self, path: &Path, snap: SnapshotIn) -> Result<(State, u64)> {
         let corrupt = |reason: String| {
             Error::Core(maxim_core::Error::Corrupt {
                 path: path.to_path_buf(),
@@ -165,14 +216,7 @@ impl Atl {
         for (name, value) in &snap.counters {
             state.counters.set(name, *value);
         }
-        for record in &state.records {
-            self.ids.observe(record.id());
-        }
         let queries = snap.counters.iter().find(|(n, _)| n == "queries").map_or(0, |(_, v)| *v);
-        tracing::debug!(n_concepts = state.len(), n_edges = state.graph.edge_count(), "atl loaded");
-        self.state = state;
-        self.queries.store(queries, std::sync::atomic::Ordering::Relaxed);
-        self.claims.claim(path);
-        Ok(())
+        Ok((state, queries))
     }
 }

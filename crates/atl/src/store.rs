@@ -255,7 +255,10 @@ impl Atl {
     pub fn insert(&mut self, record: SemanticRecord) -> Result<RecordId> {
         let id = record.id();
         let _s = tracing::debug_span!("atl_store", %id, n_concepts = self.state.len()).entered();
-        record.validate()?;
+        if let Err(e) = record.validate() {
+            record.dispose_values();
+            return Err(e);
+        }
         if self.state.slots.contains_key(&id) {
             return Err(maxim_core::Error::Duplicate { id }.into());
         }

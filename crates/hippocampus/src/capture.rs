@@ -60,6 +60,7 @@ use crate::episode::{
 };
 use crate::error::{Error, Result};
 use crate::index::{KeyId, Slot};
+use crate::journal::Op;
 use crate::store::{Hippocampus, derive_keys};
 
 /// Salience or novelty above which a capture joins the consolidation queue.
@@ -157,6 +158,35 @@ pub struct LoopStep {
     pub run_id: String,
 }
 
+impl LoopStep {
+    /// Checks every free-form value of the step (see [`Value::check`]).
+    fn check_values(&self) -> maxim_core::Result<()> {
+        self.observation.check("observation")?;
+        if let Some(state) = &self.state {
+            state.check("state")?;
+        }
+        self.intent.check("intent")?;
+        self.decision.check("decision")?;
+        self.action.check("action")?;
+        self.result.check("result")?;
+        self.evaluations.iter().try_for_each(|e| e.check("evaluations"))
+    }
+
+    /// Drops the step, taking its values apart without recursion.
+    fn dispose_values(self) {
+        use maxim_core::value::dispose;
+        let maps =
+            [self.observation, self.intent, self.decision, self.action].into_iter().chain(self.evaluations);
+        for m in maps {
+            dispose(Value::Map(m));
+        }
+        if let Some(state) = self.state {
+            dispose(state);
+        }
+        dispose(self.result);
+    }
+}
+
 impl Hippocampus {
     /// Captures a new episode made now (or at `episode.timestamp`) and returns its id.
     ///
@@ -188,48 +218,84 @@ impl Hippocampus {
             outcome: episode.outcome,
             usage: None,
         };
-        m.validate()?;
-        // Nothing below fails: the layer changes only from here on.
-        m.meta.id = self.ids.next_id(now);
-        if let Some(snapshot) = episode.state_snapshot {
-            m.context.state_ref = Some(self.states.store(snapshot));
+        let state = episode.state_snapshot;
+        let checked =
+            m.validate().and_then(|()| state.as_ref().map_or(Ok(()), |s| s.check("state_snapshot")));
+        if let Err(e) = checked {
+            // A refused value may nest arbitrarily deep: take it apart without recursion.
+            m.dispose_values();
+            if let Some(s) = state {
+                maxim_core::value::dispose(s);
+            }
+            return Err(e.into());
         }
-        Ok(self.insert_full(m, now))
+        // Nothing below fails but the journal: the layer changes only from here on.
+        m.meta.id = self.ids.next_id(now);
+        let id = m.meta.id;
+        let evicted = self.choose_evictions(now);
+        let op = Op::Capture { record: Box::new(m), state, now, evicted };
+        self.journal_op(&op)?;
+        self.apply(op);
+        Ok(id)
     }
 
     /// Captures a complete episode as it is (its id, times and access count kept), as the
     /// original's `capture(record=...)`. Errors: invalid numbers, or an id already held
     /// ([`maxim_core::Error::Duplicate`]); nothing changes.
     pub fn capture_record(&mut self, record: EpisodicMemory) -> Result<RecordId> {
-        record.validate()?;
+        if let Err(e) = record.validate() {
+            record.dispose_values();
+            return Err(e.into());
+        }
         let id = record.meta.id;
         if self.contains(id) {
             return Err(maxim_core::Error::Duplicate { id }.into());
         }
-        self.ids.observe(id);
         let now = self.clock.now();
-        Ok(self.insert_full(record, now))
+        let evicted = self.choose_evictions(now);
+        let op = Op::Capture { record: Box::new(record), state: None, now, evicted };
+        self.journal_op(&op)?;
+        self.apply(op);
+        Ok(id)
     }
 
     /// Captures one turn of an agent's loop given as loose data (see [`LoopStep`]).
     /// Errors: a field of the wrong type or a number out of range; nothing changes.
     pub fn capture_from_loop(&mut self, step: LoopStep) -> Result<RecordId> {
+        if let Err(e) = step.check_values() {
+            step.dispose_values();
+            return Err(e.into());
+        }
         let episode = episode_from_loop(step)?;
         self.capture(episode)
     }
 
     /// Stores a validated full episode made at `now`: evicts at capacity, indexes,
     /// promotes or queues, associates, tells the callbacks.
-    pub(crate) fn insert_full(&mut self, mut m: EpisodicMemory, now: Timestamp) -> RecordId {
+    /// The records a capture made now must evict first: `None` below capacity, else the
+    /// batch of lowest score (empty when every record is long-term).
+    pub(crate) fn choose_evictions(&mut self, now: Timestamp) -> Option<Vec<RecordId>> {
+        (self.len() >= self.config.max_nodes).then(|| self.evict_batch(now))
+    }
+
+    /// Stores a validated full episode made at `now` after removing the chosen `evicted`
+    /// records: indexes, promotes or queues, associates, tells the callbacks.
+    pub(crate) fn insert_resolved(
+        &mut self,
+        mut m: EpisodicMemory,
+        now: Timestamp,
+        evicted: Option<Vec<RecordId>>,
+    ) -> RecordId {
         let _s = tracing::debug_span!("hippocampus_capture", n_records = self.len()).entered();
-        if self.len() >= self.config.max_nodes {
-            self.evict_batch(now);
+        if let Some(victims) = evicted {
+            self.evict(&victims);
         }
         let id = m.meta.id;
-        self.counters.memories_captured += 1;
+        let c = &mut self.counters;
+        c.memories_captured = c.memories_captured.saturating_add(1);
         match m.outcome.success {
-            Some(true) => self.counters.successful += 1,
-            Some(false) => self.counters.failed += 1,
+            Some(true) => c.successful = c.successful.saturating_add(1),
+            Some(false) => c.failed = c.failed.saturating_add(1),
             None => {}
         }
         let (salience, novelty) = (m.perception.salience, m.perception.novelty);
@@ -237,7 +303,7 @@ impl Hippocampus {
             || novelty >= self.config.immediate_promotion_novelty
         {
             if m.meta.promote(now) {
-                self.counters.long_term_count += 1;
+                self.counters.long_term_count = self.counters.long_term_count.saturating_add(1);
             }
         } else if salience > QUEUE_LEVEL || novelty > QUEUE_LEVEL || m.perception.had_user_input() {
             self.candidates.push_back(id);
@@ -264,7 +330,7 @@ impl Hippocampus {
         }
         if self.config.enable_associative_graph {
             let formed = self.form_associations(slot, now);
-            self.counters.edges_formed += formed as u64;
+            self.counters.edges_formed = self.counters.edges_formed.saturating_add(formed as u64);
         }
         tracing::trace!(%id, "captured");
         if let Some(rec) = self.slots.get(slot) {
@@ -333,7 +399,7 @@ impl Hippocampus {
     /// lowest retention scores at `now` among those that are not long-term (ties: the
     /// oldest), lowest first; logs and counts when every record is long-term. Scores the
     /// [`EvictionPool`] when it holds every evictable record, else every record.
-    fn evict_batch(&mut self, now: Timestamp) {
+    fn evict_batch(&mut self, now: Timestamp) -> Vec<RecordId> {
         let strategy = self.retention_strategy();
         let batch = self.config.eviction_batch();
         let order = self.slots.order();
@@ -361,8 +427,13 @@ impl Hippocampus {
         doomed.sort_unstable_by(lowest_first);
         self.evict_pool.members = (kept.len() <= self.evict_pool_max())
             .then(|| kept.iter().map(|v| (v.2, self.slots.ids[v.2 as usize])).collect());
-        if doomed.is_empty() {
-            self.counters.over_capacity_inserts += 1;
+        doomed.iter().map(|v| self.slots.ids[v.2 as usize]).collect()
+    }
+
+    /// Removes the chosen victims of an eviction (those still held).
+    fn evict(&mut self, victims: &[RecordId]) {
+        if victims.is_empty() {
+            self.counters.over_capacity_inserts = self.counters.over_capacity_inserts.saturating_add(1);
             tracing::warn!(
                 layer = crate::store::LAYER_NAME,
                 n_records = self.len(),
@@ -370,9 +441,9 @@ impl Hippocampus {
             );
             return;
         }
-        let doomed: Vec<Slot> = doomed.iter().map(|v| v.2).collect();
+        let doomed: Vec<Slot> = victims.iter().filter_map(|&id| self.slots.slot_of(id)).collect();
         self.remove_slots(&doomed);
-        self.counters.evictions += doomed.len() as u64;
+        self.counters.evictions = self.counters.evictions.saturating_add(doomed.len() as u64);
     }
 
     /// Most members the eviction pool keeps before it gives up (the next eviction then
@@ -412,7 +483,16 @@ impl Hippocampus {
     /// example). Both records must be held. An existing edge of the same kind is updated.
     pub fn link(&mut self, source: RecordId, target: RecordId, kind: EdgeKind, weight: f64) -> Result<()> {
         self.require_held([source, target])?;
-        self.graph.add_edge(source, target, kind, weight, None)?;
+        maxim_core::check_non_negative("weight", weight)?;
+        if kind.is_dependency() && self.graph.would_close_cycle(source, target) {
+            let kind = kind.as_str();
+            return Err(
+                maxim_core::Error::DependencyCycle { source_id: source, target_id: target, kind }.into()
+            );
+        }
+        let op = Op::Link { source, target, kind, weight, both: false };
+        self.journal_op(&op)?;
+        self.apply(op);
         Ok(())
     }
 
@@ -420,7 +500,10 @@ impl Hippocampus {
     /// formation does. Both records must be held.
     pub fn associate(&mut self, a: RecordId, b: RecordId, weight: f64) -> Result<()> {
         self.require_held([a, b])?;
-        self.graph.add_bidirectional(a, b, EdgeKind::Associates, weight)?;
+        maxim_core::check_non_negative("weight", weight)?;
+        let op = Op::Link { source: a, target: b, kind: EdgeKind::Associates, weight, both: true };
+        self.journal_op(&op)?;
+        self.apply(op);
         Ok(())
     }
 

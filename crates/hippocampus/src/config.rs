@@ -13,13 +13,13 @@
 //! assert!(config.validate().is_err());
 //! ```
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use std::sync::Arc;
 
 use maxim_core::embed::Embedder;
 use maxim_core::graph::ActivationParams;
+use maxim_core::journal::SyncPolicy;
 use maxim_core::{IdGenerator, SharedClock, Source, SystemClock, check_non_negative, check_unit, days};
 
 use crate::index::IndexedKeys;
@@ -54,9 +54,6 @@ pub struct HippocampusConfig {
     pub eviction_fraction: f64,
     /// Most state snapshots held (default 1,000).
     pub state_store_max_entries: usize,
-    /// Where `save_configured`, `load_configured` and the auto-save after sleep go (default
-    /// none).
-    pub persistence_path: Option<PathBuf>,
     /// Which kinds of key the context index holds (default all six).
     pub indexed_keys: IndexedKeys,
     /// Whether sleep does anything (default true).
@@ -83,8 +80,6 @@ pub struct HippocampusConfig {
     pub immediate_promotion_novelty: f64,
     /// Factor on a long-term record's retention score, capped at 1 (default 2.0).
     pub long_term_retention_boost: f64,
-    /// Whether sleep saves to `persistence_path` afterwards, when one is set (default true).
-    pub auto_save_after_sleep: bool,
     /// Whether captures form associations (default true).
     pub enable_associative_graph: bool,
     /// Most associations a capture forms (default 5).
@@ -107,7 +102,6 @@ impl Default for HippocampusConfig {
             max_nodes: 10_000,
             eviction_fraction: 0.01,
             state_store_max_entries: 1_000,
-            persistence_path: None,
             indexed_keys: IndexedKeys::default(),
             enable_sleep_consolidation: true,
             max_age_without_access: days(7),
@@ -121,7 +115,6 @@ impl Default for HippocampusConfig {
             immediate_promotion_salience: 0.95,
             immediate_promotion_novelty: 0.95,
             long_term_retention_boost: 2.0,
-            auto_save_after_sleep: true,
             enable_associative_graph: true,
             association_limit: 5,
             association_threshold: 0.5,
@@ -202,6 +195,7 @@ pub struct HippocampusBuilder {
     clock: Option<SharedClock>,
     embedder: Option<Arc<dyn Embedder>>,
     id_seed: Option<u64>,
+    sync_policy: SyncPolicy,
 }
 
 impl std::fmt::Debug for HippocampusBuilder {
@@ -244,7 +238,23 @@ impl HippocampusBuilder {
         self
     }
 
-    /// The layer, once the settings are checked.
+    /// When [`open`](Self::open) makes journaled writes durable (default
+    /// [`SyncPolicy::default`]: group commit once a second).
+    pub fn sync_policy(&mut self, policy: SyncPolicy) -> &mut Self {
+        self.sync_policy = policy;
+        self
+    }
+
+    /// The layer opened on the directory `dir` (created if missing): the snapshot
+    /// `hippocampus.snap` (or its backup) loaded and the journal replayed, every later write
+    /// journaled before it returns. Errors: the settings, another open layer holding the
+    /// directory ([`maxim_core::Error::Locked`]), or damage that the snapshot's backup does
+    /// not cover. See [`crate::journal`].
+    pub fn open(&self, dir: impl AsRef<std::path::Path>) -> crate::Result<Hippocampus> {
+        self.build()?.open_dir(dir.as_ref(), self.sync_policy)
+    }
+
+    /// The layer in memory, once the settings are checked.
     pub fn build(&self) -> crate::Result<Hippocampus> {
         Hippocampus::from_parts(
             self.config.clone(),

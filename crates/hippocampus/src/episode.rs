@@ -333,7 +333,23 @@ impl EpisodicMemory {
         if let Some(u) = &self.usage {
             maxim_core::check_non_negative("promotion_pressure", u.pressure)?;
         }
-        Ok(())
+        // The values a capture takes and a load reads pass one check, so nothing is stored
+        // that cannot be read back.
+        self.perception.observations.check("observations")?;
+        self.decision.intent.check("intent")?;
+        self.action.tool_params.check("tool_params")?;
+        self.outcome.result.check("result")
+    }
+
+    /// Drops the episode, taking its free-form values apart without recursion (for a refused
+    /// episode, whose values may nest arbitrarily deep).
+    pub(crate) fn dispose_values(self) {
+        use maxim_core::value::{Value, dispose};
+        let Self { perception, decision, action, outcome, .. } = self;
+        dispose(Value::Map(perception.observations));
+        dispose(Value::Map(decision.intent));
+        dispose(Value::Map(action.tool_params));
+        dispose(outcome.result);
     }
 
     /// The compressed form of this episode, with `edge_count` outgoing associations.

@@ -46,9 +46,15 @@ pub enum Error {
     /// connected.
     #[error("sleeping by temporal cluster needs a temporal context; none is connected")]
     NoTemporalContext,
-    /// Saving without a path, when the configuration has no persistence path either.
-    #[error("no persistence path is configured")]
-    NoPersistencePath,
+    /// A write to a layer open on a directory, while the layer is ahead of its files: the
+    /// checkpoint after a consolidation failed.
+    #[error(
+        "the layer is ahead of its directory (a checkpoint after a consolidation failed: {reason}); call checkpoint() before writing"
+    )]
+    CheckpointNeeded {
+        /// Why the checkpoint failed.
+        reason: String,
+    },
 }
 
 impl Error {

@@ -58,6 +58,7 @@ pub mod episode;
 pub mod error;
 pub mod hash;
 pub mod index;
+pub mod journal;
 pub mod layer;
 pub mod persist;
 pub mod retrieval;
@@ -75,8 +76,9 @@ pub use episode::{
 pub use error::{Error, Result};
 pub use hash::StateRef;
 pub use index::{IndexKey, IndexedKeys, KeyKind, PAIR_KEYS_MAX};
+pub use journal::Op;
 pub use maxim_core;
-pub use persist::{LoadOutcome, SNAPSHOT_KIND};
+pub use persist::{LoadOutcome, SCHEMA_VERSION, SNAPSHOT_KIND};
 pub use retrieval::RecallFilter;
 pub use sleep::{ClusteredSleepReport, PromotionReport};
 pub use state_store::{StateStore, StateStoreStats};

@@ -56,10 +56,16 @@ use crate::store::{Counters, Hippocampus, Slots, derive_keys, intern_into};
 /// The snapshot kind of the episodic layer.
 pub const SNAPSHOT_KIND: &str = "hippocampus";
 
+/// The version of the snapshot's payload layout this build writes and reads (the first
+/// field of every payload; `docs/durability.md` says how a later version migrates).
+pub const SCHEMA_VERSION: u16 = 1;
+
 pub use maxim_core::codec::LoadOutcome;
 
 #[derive(Serialize)]
 struct SnapshotOut<'a> {
+    schema: u16,
+    journal_seq: u64,
     saved_at: Timestamp,
     keys: Vec<(KeyKind, &'a str)>,
     records: RecordsOut<'a>,
@@ -72,6 +78,8 @@ struct SnapshotOut<'a> {
 
 #[derive(Deserialize)]
 struct SnapshotIn {
+    schema: u16,
+    journal_seq: u64,
     saved_at: Timestamp,
     keys: Vec<(KeyKind, String)>,
     records: Vec<RecordIn>,
@@ -145,6 +153,7 @@ struct Rebuilt {
     max_id: Option<RecordId>,
     names: FxHashSet<Name>,
     saved_at: Timestamp,
+    journal_seq: u64,
 }
 
 /// Most keys a record of a snapshot may list: the four single keys and [`MAX_NAMES`] names.
@@ -184,10 +193,15 @@ impl Hippocampus {
     ///
     /// [`save`]: Self::save
     pub fn to_snapshot_bytes(&self) -> Result<Vec<u8>> {
-        Ok(codec::encode(SNAPSHOT_KIND, &self.snapshot_out())?)
+        Ok(codec::encode(SNAPSHOT_KIND, &self.snapshot_out(self.journal_seq()))?)
     }
 
-    fn snapshot_out(&self) -> SnapshotOut<'_> {
+    /// The journal sequence number a snapshot of the current contents records.
+    fn journal_seq(&self) -> u64 {
+        self.journal.as_ref().map_or(self.loaded_journal_seq, |j| j.dir.last_seq())
+    }
+
+    fn snapshot_out(&self, journal_seq: u64) -> SnapshotOut<'_> {
         // The key table holds the keys of compressed records only, by key id.
         let n_ids = self.index.live_keys().last().map_or(0, |k| k.0 as usize + 1);
         let mut used = vec![false; n_ids];
@@ -207,6 +221,8 @@ impl Hippocampus {
             keys.push((kind, text));
         }
         SnapshotOut {
+            schema: SCHEMA_VERSION,
+            journal_seq,
             saved_at: self.clock.now(),
             keys,
             records: RecordsOut { hippo: self, position },
@@ -229,8 +245,14 @@ impl Hippocampus {
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("hippocampus_save", n_records = self.len()).entered();
+        self.save_recording(path, self.journal_seq())
+    }
+
+    /// Saves to `path` under the ownership guard, recording `journal_seq` as the last
+    /// journaled operation the snapshot holds.
+    pub(crate) fn save_recording(&self, path: &Path, journal_seq: u64) -> Result<()> {
         self.claims.check_writable(path)?;
-        codec::save(path, SNAPSHOT_KIND, &self.snapshot_out())?;
+        codec::save(path, SNAPSHOT_KIND, &self.snapshot_out(journal_seq))?;
         self.claims.claim(path);
         Ok(())
     }
@@ -246,20 +268,15 @@ impl Hippocampus {
         &self.claims
     }
 
-    /// Saves to the configured persistence path; [`Error::NoPersistencePath`] without one.
-    pub fn save_configured(&self) -> Result<()> {
-        let path = self.config.persistence_path.as_ref().ok_or(Error::NoPersistencePath)?;
-        self.save(path)
-    }
-
     /// Replaces the layer's contents with the snapshot at `path`. A missing, unreadable,
     /// corrupt or inconsistent file is an error and changes nothing (a file the codec
     /// rejects is moved aside, see [`maxim_core::codec::load`]).
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("hippocampus_load").entered();
-        let snapshot: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
-        let rebuilt = self.rebuild(path, snapshot)?;
+        let rebuilt = codec::load_checked(path, SNAPSHOT_KIND, |p, snapshot: SnapshotIn| {
+            self.rebuild(p, snapshot).map_err(maxim_core::Error::from)
+        })?;
         self.install(rebuilt);
         self.claims.claim(path);
         Ok(())
@@ -281,7 +298,10 @@ impl Hippocampus {
     pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("hippocampus_load_with_recovery").entered();
-        let (snapshot, recovery) = match codec::load_with_recovery::<SnapshotIn>(path, SNAPSHOT_KIND) {
+        let checked = codec::load_with_recovery_checked(path, SNAPSHOT_KIND, |p, snapshot: SnapshotIn| {
+            self.rebuild(p, snapshot).map_err(maxim_core::Error::from)
+        });
+        let (rebuilt, recovery) = match checked {
             Ok(found) => found,
             Err(e) if codec::is_missing(&e) => return Ok(LoadOutcome::Missing),
             Err(e) => return Err(e.into()),
@@ -292,21 +312,10 @@ impl Hippocampus {
         } else {
             LoadOutcome::Loaded
         };
-        let source = match &outcome {
-            LoadOutcome::FromBackup { path, .. } => path.clone(),
-            _ => path.to_path_buf(),
-        };
-        let rebuilt = self.rebuild(&source, snapshot)?;
         self.install(rebuilt);
         // The main file was read, or was rejected and moved aside for the backup.
         self.claims.claim(path);
         Ok(outcome)
-    }
-
-    /// Loads from the configured persistence path; [`Error::NoPersistencePath`] without one.
-    pub fn load_configured(&mut self) -> Result<LoadOutcome> {
-        let path = self.config.persistence_path.clone().ok_or(Error::NoPersistencePath)?;
-        self.load_with_recovery(path)
     }
 
     /// Builds the layer's contents from a decoded snapshot, checking that they hold
@@ -314,6 +323,19 @@ impl Hippocampus {
     /// layer indexes); a file that lists other keys for it is refused. A compressed record
     /// keeps the keys the file gives it, of the kinds this layer indexes.
     fn rebuild(&self, path: &Path, snap: SnapshotIn) -> Result<Rebuilt> {
+        if snap.schema != SCHEMA_VERSION {
+            return Err(maxim_core::Error::UnsupportedVersion {
+                path: path.to_path_buf(),
+                found: snap.schema,
+                supported: SCHEMA_VERSION,
+                kept_aside: None,
+            }
+            .into());
+        }
+        snap.counters.check().map_err(|e| corrupt(path, e))?;
+        for (_, state) in &snap.states {
+            state.check("state snapshot").map_err(|e| corrupt(path, e.to_string()))?;
+        }
         let indexed = self.config.indexed_keys;
         let mut index = ContextIndex::default();
         // The table's keys, `None` for kinds this layer does not index.
@@ -392,6 +414,7 @@ impl Hippocampus {
             max_id,
             names,
             saved_at: snap.saved_at,
+            journal_seq: snap.journal_seq,
         })
     }
 
@@ -406,6 +429,7 @@ impl Hippocampus {
         self.vectors = r.vectors;
         self.names = r.names;
         self.evict_pool.reset();
+        self.loaded_journal_seq = r.journal_seq;
         if let Some(id) = r.max_id {
             self.ids.observe(id);
         }
@@ -442,7 +466,7 @@ mod tests {
     }
 
     fn encode_with<'a>(h: &'a Hippocampus, edit: impl FnOnce(&mut SnapshotOut<'a>)) -> Vec<u8> {
-        let mut out = h.snapshot_out();
+        let mut out = h.snapshot_out(0);
         edit(&mut out);
         codec::encode(SNAPSHOT_KIND, &out).unwrap()
     }
@@ -455,6 +479,8 @@ mod tests {
     ) -> Vec<u8> {
         #[derive(Serialize)]
         struct Raw<'a> {
+            schema: u16,
+            journal_seq: u64,
             saved_at: Timestamp,
             keys: Vec<(KeyKind, &'a str)>,
             records: Vec<(&'a Episode, Vec<u32>)>,
@@ -471,8 +497,10 @@ mod tests {
         let mut lists: Vec<Vec<u32>> =
             order.iter().map(|&s| h.index.keys_of(s).iter().map(|&k| position(k)).collect()).collect();
         edit(&mut keys, &mut lists);
-        let out = h.snapshot_out();
+        let out = h.snapshot_out(0);
         let raw = Raw {
+            schema: SCHEMA_VERSION,
+            journal_seq: 0,
             saved_at: out.saved_at,
             keys,
             records: order.iter().map(|&s| h.slots.get(s).unwrap()).zip(lists).collect(),
@@ -568,5 +596,87 @@ mod tests {
         bytes_ok.truncate(bytes_ok.len() - 1);
         assert!(target.load_from_bytes("short", &bytes_ok).is_err());
         assert_eq!(target.to_snapshot_bytes().unwrap(), before);
+    }
+
+    /// Defect 5: a main file that passes the codec but fails the layer's own checks is kept
+    /// aside and the intact backup is loaded.
+    #[test]
+    fn recovery_tries_the_backup_when_the_main_file_fails_the_layers_checks() {
+        let h = store();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.snap");
+        h.save(&path).unwrap();
+        h.save(&path).unwrap(); // the backup now holds a good snapshot
+        let mut graph = h.graph.clone();
+        graph.add_node(RecordId::from_u128(99)).unwrap();
+        let orphan = encode_with(&h, |o| o.graph = &graph);
+        std::fs::write(&path, &orphan).unwrap();
+        let mut target = Hippocampus::builder().build().unwrap();
+        match target.load_with_recovery(&path).unwrap() {
+            LoadOutcome::FromBackup { primary_error, .. } => {
+                assert!(
+                    matches!(*primary_error, maxim_core::Error::Corrupt { kept_aside: Some(_), .. }),
+                    "{primary_error:?}"
+                );
+            }
+            other => panic!("expected the backup, got {other:?}"),
+        }
+        assert_eq!(target.len(), h.len());
+        assert!(!path.exists(), "the bad main file was moved aside");
+        let aside: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .filter(|n| n.contains(".corrupt-"))
+            .collect();
+        assert_eq!(aside.len(), 1);
+        assert_eq!(std::fs::read(dir.path().join(&aside[0])).unwrap(), orphan);
+        // A plain load keeps a file that fails the layer's checks aside too.
+        std::fs::write(&path, &orphan).unwrap();
+        let err = target.load(&path).unwrap_err();
+        assert!(
+            matches!(err, Error::Core(maxim_core::Error::Corrupt { kept_aside: Some(_), .. })),
+            "{err:?}"
+        );
+    }
+
+    /// Defect 8: counters that contradict each other are refused; counters at `u64::MAX`
+    /// saturate instead of overflowing.
+    #[test]
+    fn counters_are_validated_on_load_and_saturate() {
+        let h = store();
+        let mut target = store();
+        let mut overflowing = h.counters.clone();
+        overflowing.successful = u64::MAX;
+        overflowing.failed = 1;
+        let bad = encode_with(&h, |o| o.counters = &overflowing);
+        assert!(is_corrupt(&target.load_from_bytes("bad", &bad).unwrap_err()));
+        let mut full = h.counters.clone();
+        full.memories_captured = u64::MAX;
+        full.successful = u64::MAX;
+        full.removals = u64::MAX;
+        full.edges_formed = u64::MAX;
+        let at_max = encode_with(&h, |o| o.counters = &full);
+        target.load_from_bytes("max", &at_max).unwrap();
+        let mut e = NewEpisode::default();
+        e.perception.detected_objects = vec!["mug".into()];
+        e.outcome.success = Some(true);
+        let id = target.capture(e).unwrap();
+        target.remove(id).unwrap();
+        assert_eq!(target.counters().memories_captured, u64::MAX);
+        assert_eq!(target.counters().successful, u64::MAX);
+        assert_eq!(target.counters().removals, u64::MAX);
+    }
+
+    /// Every payload starts with its schema version; another version is refused.
+    #[test]
+    fn a_payload_of_another_schema_version_is_refused() {
+        let h = store();
+        let mut target = store();
+        let other = encode_with(&h, |o| o.schema = SCHEMA_VERSION + 1);
+        let err = target.load_from_bytes("v2", &other).unwrap_err();
+        assert!(
+            matches!(err, Error::Core(maxim_core::Error::UnsupportedVersion { found: 2, .. })),
+            "{err:?}"
+        );
     }
 }

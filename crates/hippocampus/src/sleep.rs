@@ -125,14 +125,23 @@ impl Hippocampus {
             return false;
         }
         *rec.usage_mut() = None;
-        self.counters.long_term_count += 1;
+        self.counters.long_term_count = self.counters.long_term_count.saturating_add(1);
         true
     }
 
     /// Drains the consolidation queue, oldest first, promoting each candidate that
     /// qualifies until `max_promotions` are promoted; the candidates not yet examined are
     /// queued again.
+    ///
+    /// On a layer open on a directory this ends with a
+    /// [`checkpoint`](Hippocampus::checkpoint) (see [`crate::journal`]).
     pub fn promote_candidates(&mut self, max_promotions: usize) -> PromotionReport {
+        let report = self.promote_queued(max_promotions);
+        self.checkpoint_after_consolidation();
+        report
+    }
+
+    fn promote_queued(&mut self, max_promotions: usize) -> PromotionReport {
         let _s = tracing::debug_span!("hippocampus_promote", n_candidates = self.candidates.len()).entered();
         let now = self.clock.now();
         let mut report = PromotionReport::default();
@@ -179,6 +188,7 @@ impl Hippocampus {
                 report.already_long_term += 1;
             }
         }
+        self.checkpoint_after_consolidation();
         Ok(report)
     }
 
@@ -216,14 +226,16 @@ impl Hippocampus {
     /// compressed; [`maxim_core::Error::NotFound`] for an unknown id.
     pub fn compress(&mut self, id: RecordId) -> Result<bool> {
         let s = self.slots.slot_of(id).ok_or(maxim_core::Error::NotFound { id })?;
-        let done = self.compress_slot(s);
-        if done {
-            self.counters.compressions += 1;
+        if !self.slots.get(s).is_some_and(|r| matches!(r, crate::episode::Episode::Full(_))) {
+            return Ok(false);
         }
-        Ok(done)
+        let op = crate::journal::Op::Compress { id };
+        self.journal_op(&op)?;
+        self.apply(op);
+        Ok(true)
     }
 
-    fn compress_slot(&mut self, s: Slot) -> bool {
+    pub(crate) fn compress_slot(&mut self, s: Slot) -> bool {
         let id = self.slots.ids[s as usize];
         let edge_count = self.graph.out_degree(id, Some(EdgeKind::Associates));
         let Some(slot) = self.slots.records.get_mut(s as usize) else { return false };
@@ -247,9 +259,8 @@ impl Hippocampus {
     }
 
     /// One sleep cycle with the configured strategy (temporal-aware when a temporal context
-    /// is connected); see the [module docs](self). Saves afterwards when
-    /// `auto_save_after_sleep` is on and a persistence path is set (a failed save is logged
-    /// and counted, not returned: the sleep itself happened).
+    /// is connected); see the [module docs](self). On a layer open on a directory it ends
+    /// with a [`checkpoint`](Hippocampus::checkpoint) (see [`crate::journal`]).
     pub fn sleep(&mut self) -> ConsolidationReport {
         let strategy = self.retention_strategy();
         self.sleep_with(&*strategy)
@@ -267,7 +278,7 @@ impl Hippocampus {
             return ConsolidationReport { preserved: self.len(), ..ConsolidationReport::default() };
         }
         let promoted = if self.config.consolidate_during_sleep {
-            self.promote_candidates(self.config.max_promotions).promoted
+            self.promote_queued(self.config.max_promotions).promoted
         } else {
             0
         };
@@ -289,13 +300,13 @@ impl Hippocampus {
         report
     }
 
-    /// The end of every sleep: removes `doomed`, counts, forgets unused names, and saves
-    /// when auto-save is on.
+    /// The end of every sleep: removes `doomed`, counts, forgets unused names, and
+    /// checkpoints on a directory.
     fn finish_sleep(&mut self, report: &mut ConsolidationReport, doomed: &[Slot]) {
         report.removed = doomed.len();
         self.remove_slots(doomed);
-        self.counters.consolidations += 1;
-        self.counters.compressions += report.compressed as u64;
+        self.counters.consolidations = self.counters.consolidations.saturating_add(1);
+        self.counters.compressions = self.counters.compressions.saturating_add(report.compressed as u64);
         self.purge_names();
         tracing::debug!(
             promoted = report.promoted,
@@ -304,14 +315,7 @@ impl Hippocampus {
             preserved = report.preserved,
             "slept"
         );
-        if self.config.auto_save_after_sleep {
-            if let Some(path) = self.config.persistence_path.clone() {
-                if let Err(e) = self.save(&path) {
-                    self.counters.autosave_failures += 1;
-                    tracing::warn!(path = %path.display(), error = %e, "auto-save after sleep failed");
-                }
-            }
-        }
+        self.checkpoint_after_consolidation();
     }
 
     /// One sleep cycle by (hour, weekday) cluster, with the configured strategy made
@@ -341,7 +345,7 @@ impl Hippocampus {
             return Ok(ClusteredSleepReport { report, ..ClusteredSleepReport::default() });
         }
         let promoted = if self.config.consolidate_during_sleep {
-            self.promote_candidates(self.config.max_promotions).promoted
+            self.promote_queued(self.config.max_promotions).promoted
         } else {
             0
         };

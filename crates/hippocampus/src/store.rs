@@ -75,8 +75,29 @@ pub struct Counters {
     pub evictions: u64,
     /// Captures at capacity that found nothing to evict (every record long-term).
     pub over_capacity_inserts: u64,
-    /// Auto-saves after sleep that failed (logged).
-    pub autosave_failures: u64,
+    /// Checkpoints after a consolidation that failed, on a layer open on a directory
+    /// (logged; writes then wait for a checkpoint).
+    pub checkpoint_failures: u64,
+}
+
+impl Counters {
+    /// Checks that the counters of a loaded file hold together: the successful and failed
+    /// captures are among the captures, the evictions among the removals. (Counters only
+    /// grow, saturating at `u64::MAX`; a file whose counters contradict each other was not
+    /// written by this layer.)
+    pub(crate) fn check(&self) -> std::result::Result<(), String> {
+        let judged = self.successful.checked_add(self.failed);
+        if judged.is_none_or(|n| n > self.memories_captured) {
+            return Err(format!(
+                "{} successful and {} failed captures of {} captures",
+                self.successful, self.failed, self.memories_captured
+            ));
+        }
+        if self.evictions > self.removals {
+            return Err(format!("{} evictions of {} removals", self.evictions, self.removals));
+        }
+        Ok(())
+    }
 }
 
 /// A record id as two words: a map bucket of `(u64, u64, u32)` takes 24 bytes where one of
@@ -208,6 +229,10 @@ pub struct Hippocampus {
     pub(crate) evict_pool: crate::capture::EvictionPool,
     /// The files this layer created or read, which its saves may overwrite.
     pub(crate) claims: maxim_core::ownership::FileClaims,
+    /// The directory and journal, when the layer was opened on one.
+    pub(crate) journal: Option<crate::journal::Journaled>,
+    /// The journal sequence number recorded in the snapshot last loaded.
+    pub(crate) loaded_journal_seq: u64,
 }
 
 impl fmt::Debug for Hippocampus {
@@ -281,6 +306,8 @@ impl Hippocampus {
             names: FxHashSet::default(),
             evict_pool: crate::capture::EvictionPool::default(),
             claims: maxim_core::ownership::FileClaims::new(),
+            journal: None,
+            loaded_journal_seq: 0,
         })
     }
 
@@ -309,6 +336,8 @@ impl Hippocampus {
             names: self.names.clone(),
             evict_pool: self.evict_pool.clone(),
             claims: self.claims.clone(),
+            journal: None,
+            loaded_journal_seq: self.loaded_journal_seq,
         }
     }
 
@@ -381,6 +410,9 @@ impl Hippocampus {
     pub fn remove(&mut self, id: RecordId) -> Result<Episode> {
         let _s = tracing::debug_span!("hippocampus_remove", %id).entered();
         let s = self.slots.slot_of(id).ok_or(maxim_core::Error::NotFound { id })?;
+        if self.journal.is_some() {
+            self.journal_op(&crate::journal::Op::Remove { id })?;
+        }
         Ok(self.remove_slot(s))
     }
 
@@ -397,7 +429,7 @@ impl Hippocampus {
             self.candidates.remove(pos);
         }
         let rec = self.slots.take(s).expect("remove_slot is only called on live slots");
-        self.counters.removals += 1;
+        self.counters.removals = self.counters.removals.saturating_add(1);
         self.callbacks.fire_delete(id);
         rec
     }
@@ -442,7 +474,7 @@ impl Hippocampus {
         };
         let slots = &self.slots;
         self.candidates.retain(|id| slots.slot_of(*id).is_some());
-        self.counters.removals += ids.len() as u64;
+        self.counters.removals = self.counters.removals.saturating_add(ids.len() as u64);
         for id in ids {
             self.callbacks.fire_delete(id);
         }
@@ -538,7 +570,7 @@ impl Hippocampus {
         put("removals", c.removals);
         put("evictions", c.evictions);
         put("over_capacity_inserts", c.over_capacity_inserts);
-        put("autosave_failures", c.autosave_failures);
+        put("checkpoint_failures", c.checkpoint_failures);
         put("callback_failures", self.callback_failures());
         put("total_memories", self.len() as u64);
         put("compressed_memories", compressed as u64);

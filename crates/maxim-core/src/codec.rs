@@ -42,7 +42,7 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -275,8 +275,96 @@ pub enum LoadOutcome {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn load_with_recovery<T: DeserializeOwned>(path: impl AsRef<Path>, kind: &str) -> Result<(T, Recovery)> {
+    load_with_recovery_checked(path, kind, |_, value| Ok(value))
+}
+
+/// Loads like [`load`], then runs the caller's own checks (`check` turns the decoded value
+/// into the caller's state, or refuses it). A file that `check` refuses with a rejection
+/// ([`Error::Corrupt`], [`Error::WrongKind`], [`Error::UnsupportedVersion`]) is moved aside
+/// like a file the codec rejects, and the error's `kept_aside` says where; any other error
+/// from `check` is returned as it is and moves nothing.
+///
+/// ```
+/// use maxim_core::{codec, CorruptReason, Error};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("nac.snap");
+/// codec::save(&path, "nac", &vec![3u8, 1])?;
+/// let sorted = |p: &std::path::Path, v: Vec<u8>| {
+///     if v.is_sorted() { Ok(v) } else {
+///         Err(Error::Corrupt { path: p.into(), reason: CorruptReason::Payload("unsorted".into()), kept_aside: None })
+///     }
+/// };
+/// let err = codec::load_checked(&path, "nac", sorted).unwrap_err();
+/// assert!(matches!(err, Error::Corrupt { kept_aside: Some(_), .. }) && !path.exists());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn load_checked<T: DeserializeOwned, U>(
+    path: impl AsRef<Path>,
+    kind: &str,
+    mut check: impl FnMut(&Path, T) -> Result<U>,
+) -> Result<U> {
     check_kind(kind)?;
-    load_with_recovery_hooked(path.as_ref(), kind, SystemClock.now(), &mut no_faults)
+    load_checked_hooked(path.as_ref(), kind, SystemClock.now(), &mut check, &mut no_faults)
+}
+
+/// [`load_with_recovery`] with the caller's own checks, as [`load_checked`] runs them: a
+/// main file that passes the codec but fails `check` is moved aside and the backup is tried
+/// (with the same checks), so a file that is whole but wrong never stops a recovery.
+///
+/// ```
+/// use maxim_core::codec;
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("scn.snap");
+/// codec::save(&path, "scn", &1u32)?;
+/// codec::save(&path, "scn", &99u32)?; // whole, but the layer allows at most 10
+/// let at_most_ten = |p: &std::path::Path, v: u32| {
+///     if v <= 10 { Ok(v) } else { Err(maxim_core::Error::Corrupt {
+///         path: p.into(), reason: maxim_core::CorruptReason::Payload("above 10".into()), kept_aside: None }) }
+/// };
+/// let (value, recovery) = codec::load_with_recovery_checked(&path, "scn", at_most_ten)?;
+/// assert_eq!(value, 1);
+/// assert!(recovery.used_backup());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn load_with_recovery_checked<T: DeserializeOwned, U>(
+    path: impl AsRef<Path>,
+    kind: &str,
+    mut check: impl FnMut(&Path, T) -> Result<U>,
+) -> Result<(U, Recovery)> {
+    check_kind(kind)?;
+    recovery_hooked(path.as_ref(), kind, SystemClock.now(), &mut check, &mut no_faults)
+}
+
+fn load_checked_hooked<T: DeserializeOwned, U>(
+    path: &Path,
+    kind: &str,
+    now: Timestamp,
+    check: &mut dyn FnMut(&Path, T) -> Result<U>,
+    hook: &mut Hook<'_>,
+) -> Result<U> {
+    let value = load_hooked(path, kind, now, hook)?;
+    match check(path, value) {
+        Err(err) if is_rejection(&err) => {
+            let kept = keep_aside_hooked(path, now, hook);
+            tracing::warn!(error = %err, "snapshot refused by its reader");
+            Err(with_kept_aside(err, kept))
+        }
+        other => other,
+    }
+}
+
+/// `err` with its `kept_aside` set to `kept` (rejections only).
+fn with_kept_aside(err: Error, kept: Option<PathBuf>) -> Error {
+    match err {
+        Error::Corrupt { path, reason, .. } => Error::Corrupt { path, reason, kept_aside: kept },
+        Error::WrongKind { path, expected, found, .. } => {
+            Error::WrongKind { path, expected, found, kept_aside: kept }
+        }
+        Error::UnsupportedVersion { path, found, supported, .. } => {
+            Error::UnsupportedVersion { path, found, supported, kept_aside: kept }
+        }
+        other => other,
+    }
 }
 
 /// Whether `err` says that a file does not exist ([`Error::Io`] with `NotFound`).
@@ -417,8 +505,34 @@ impl fmt::Display for SnapshotInfo {
 /// ```
 pub fn inspect(path: impl AsRef<Path>) -> Result<SnapshotInfo> {
     let path = path.as_ref();
-    let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
-    inspect_bytes(path, &bytes)
+    let (mut file, file_len) = open_regular(path)?;
+    let mut head = [0u8; HEADER_LEN];
+    let got = read_up_to(&mut file, &mut head).map_err(|e| Error::io(path, e))?;
+    let header = read_header(&head[..got]).map_err(|r| r.into_error(path.to_path_buf(), None))?;
+    // The checksum runs over whatever follows the header, streamed: nothing is held.
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&head[..CRC_AT]);
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+    let (kind, kind_valid) = kind_text(&header.kind);
+    Ok(SnapshotInfo {
+        path: path.to_path_buf(),
+        version: header.version,
+        flags: header.flags,
+        kind,
+        kind_valid,
+        payload_len: header.payload_len,
+        file_len,
+        stored_checksum: header.checksum,
+        computed_checksum: hasher.finalize(),
+    })
 }
 
 /// Describes snapshot `bytes` like [`inspect`]; `path` only names them.
@@ -596,7 +710,7 @@ fn file_name(path: &Path) -> Result<&std::ffi::OsStr> {
 }
 
 /// The directory that holds `path` (`.` for a bare file name).
-fn parent_dir(path: &Path) -> &Path {
+pub(crate) fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -611,7 +725,7 @@ fn save_hooked<T: Serialize + ?Sized>(
 ) -> Result<SaveReport> {
     let bytes = encode(kind, value)?;
     let _span = tracing::debug_span!("codec_save", kind, n_bytes = bytes.len()).entered();
-    let name = file_name(path)?;
+    file_name(path)?;
     let dir = parent_dir(path);
     create_dirs(dir)?;
     let previous = match fs::symlink_metadata(path) {
@@ -623,7 +737,7 @@ fn save_hooked<T: Serialize + ?Sized>(
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(Error::io(path, e)),
     };
-    let (temp, file) = create_temp(dir, name, hook)?;
+    let (temp, file) = create_temp(path, hook)?;
     let committed = write_and_commit(path, &temp, file, &bytes, previous.as_ref(), hook);
     let backup = match committed {
         Ok(backup) => backup,
@@ -661,17 +775,11 @@ fn write_and_commit(
 }
 
 /// Creates a fresh temporary file next to the target.
-fn create_temp(dir: &Path, name: &std::ffi::OsStr, hook: &mut Hook<'_>) -> Result<(PathBuf, File)> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let pid = std::process::id();
+fn create_temp(path: &Path, hook: &mut Hook<'_>) -> Result<(PathBuf, File)> {
     let mut last_err = io::Error::new(io::ErrorKind::AlreadyExists, "no free temporary name");
-    let mut last_temp = dir.to_path_buf();
+    let mut last_temp = path.to_path_buf();
     for _ in 0..MAX_TEMP_ATTEMPTS {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let mut temp_name = OsString::from(".");
-        temp_name.push(name);
-        temp_name.push(format!(".tmp-{pid}-{n}"));
-        let temp = dir.join(temp_name);
+        let temp = unique_temp(path)?;
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
@@ -685,8 +793,18 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr, hook: &mut Hook<'_>) -> Resul
     Err(Error::io(last_temp, last_err))
 }
 
+/// A temporary name `.<name>.tmp-<pid>-<n>` beside `path`, unique within this process (and,
+/// by the process id, among live processes).
+pub(crate) fn unique_temp(path: &Path) -> Result<PathBuf> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut temp = OsString::from(".");
+    temp.push(file_name(path)?);
+    temp.push(format!(".tmp-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    Ok(path.with_file_name(temp))
+}
+
 /// Creates `dir` and its missing ancestors, syncing each parent that gained an entry.
-fn create_dirs(dir: &Path) -> Result<()> {
+pub(crate) fn create_dirs(dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
@@ -719,15 +837,17 @@ fn keep_backup(path: &Path, hook: &mut Hook<'_>) -> Option<PathBuf> {
             return None;
         }
     }
-    let mut temp_name = backup.file_name()?.to_os_string();
-    temp_name.push(format!(".tmp-{}", std::process::id()));
-    let temp = backup.with_file_name(temp_name);
-    let _ = fs::remove_file(&temp);
+    // A name no other save uses (this process's id and counter), so no other save's link
+    // can be found there and the copy below never opens an existing file.
+    let temp = unique_temp(&backup).ok()?;
     let made = hook(Step::LinkBackup)
         .and_then(|()| fs::hard_link(path, &temp))
         .or_else(|_| hook(Step::CopyBackup).and_then(|()| copy_synced(path, &temp)))
         .and_then(|()| hook(Step::RenameBackup))
         .and_then(|()| fs::rename(&temp, &backup));
+    // When the backup already was a link to the current file, POSIX rename does nothing
+    // and succeeds, leaving the temporary: remove it (the name is ours alone).
+    let _ = fs::remove_file(&temp);
     match made {
         Ok(()) => Some(backup),
         Err(e) => {
@@ -741,7 +861,7 @@ fn keep_backup(path: &Path, hook: &mut Hook<'_>) -> Option<PathBuf> {
 fn copy_synced(from: &Path, to: &Path) -> io::Result<()> {
     let mut src = File::open(from)?;
     let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut dst = options.open(to)?;
@@ -752,7 +872,7 @@ fn copy_synced(from: &Path, to: &Path) -> io::Result<()> {
 
 /// Makes the directory's entries durable (Unix); elsewhere the file system's own ordering of
 /// metadata updates is relied on.
-fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
         File::open(dir)?.sync_all()
@@ -771,28 +891,98 @@ fn load_hooked<T: DeserializeOwned>(
     hook: &mut Hook<'_>,
 ) -> Result<T> {
     let _span = tracing::debug_span!("codec_load", kind).entered();
-    let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
-    decode_checked(kind, &bytes).map_err(|rejection| {
-        let kept_aside = keep_aside(path, now, hook);
+    let checked = read_file(path)?.and_then(|bytes| decode_checked(kind, &bytes));
+    checked.map_err(|rejection| {
+        let kept_aside = keep_aside_hooked(path, now, hook);
         let err = rejection.into_error(path.to_path_buf(), kept_aside);
         tracing::warn!(error = %err, "snapshot rejected");
         err
     })
 }
 
+/// Opens `path` for reading if it is a regular file (following symbolic links), checked
+/// before opening (a FIFO would block the open) and again on the open file; gives its length.
+fn open_regular(path: &Path) -> Result<(File, u64)> {
+    let not_regular = || Error::io(path, io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+    let meta = fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    Ok((file, meta.len()))
+}
+
+pub(crate) fn read_up_to(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Reads a snapshot file header first: the header is checked (magic, length, version) and
+/// compared with the file's size before exactly the declared payload is read, so a junk or
+/// lying file costs a header read, not its size. The outer error is I/O, the inner a
+/// rejection of the contents.
+fn read_file(path: &Path) -> Result<Result<Vec<u8>, Rejection>> {
+    let (mut file, file_len) = open_regular(path)?;
+    let mut head = [0u8; HEADER_LEN];
+    let got = read_up_to(&mut file, &mut head).map_err(|e| Error::io(path, e))?;
+    let header = match read_header(&head[..got]) {
+        Ok(h) => h,
+        Err(r) => return Ok(Err(r)),
+    };
+    if !(OLDEST_SUPPORTED_VERSION..=CURRENT_VERSION).contains(&header.version) {
+        return Ok(Err(Rejection::Version(header.version)));
+    }
+    let expected = (HEADER_LEN as u64).saturating_add(header.payload_len);
+    if file_len < expected {
+        return Ok(Err(Rejection::Corrupt(CorruptReason::Truncated { expected, found: file_len })));
+    }
+    if file_len > expected {
+        return Ok(Err(Rejection::Corrupt(CorruptReason::TrailingBytes { expected, found: file_len })));
+    }
+    let mut bytes = Vec::new();
+    let total = usize::try_from(expected).map_err(|_| Error::io(path, io::ErrorKind::OutOfMemory.into()))?;
+    bytes.try_reserve_exact(total).map_err(|_| Error::io(path, io::ErrorKind::OutOfMemory.into()))?;
+    bytes.extend_from_slice(&head);
+    (&mut file).take(header.payload_len).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    Ok(Ok(bytes))
+}
+
+#[cfg(test)]
 fn load_with_recovery_hooked<T: DeserializeOwned>(
     path: &Path,
     kind: &str,
     now: Timestamp,
     hook: &mut Hook<'_>,
 ) -> Result<(T, Recovery)> {
-    let primary_error = match load_hooked(path, kind, now, hook) {
+    recovery_hooked(path, kind, now, &mut |_, v| Ok(v), hook)
+}
+
+fn recovery_hooked<T: DeserializeOwned, U>(
+    path: &Path,
+    kind: &str,
+    now: Timestamp,
+    check: &mut dyn FnMut(&Path, T) -> Result<U>,
+    hook: &mut Hook<'_>,
+) -> Result<(U, Recovery)> {
+    let primary_error = match load_checked_hooked(path, kind, now, check, hook) {
         Ok(value) => return Ok((value, Recovery::Primary)),
         Err(e) if is_missing(&e) || is_rejection(&e) => e,
         Err(e) => return Err(e),
     };
     let backup = backup_path(path)?;
-    match load_hooked(&backup, kind, now, hook) {
+    match load_checked_hooked(&backup, kind, now, check, hook) {
         Ok(value) => {
             tracing::warn!(backup = %backup.display(), "main snapshot unusable; loaded its backup");
             Ok((value, Recovery::Backup { path: backup, primary_error: Box::new(primary_error) }))
@@ -807,7 +997,11 @@ fn load_with_recovery_hooked<T: DeserializeOwned>(
 }
 
 /// Renames a rejected file to `<name>.corrupt-<stamp>[-n]`; `None` when that fails.
-fn keep_aside(path: &Path, now: Timestamp, hook: &mut Hook<'_>) -> Option<PathBuf> {
+pub(crate) fn keep_aside(path: &Path, now: Timestamp) -> Option<PathBuf> {
+    keep_aside_hooked(path, now, &mut no_faults)
+}
+
+fn keep_aside_hooked(path: &Path, now: Timestamp, hook: &mut Hook<'_>) -> Option<PathBuf> {
     let name = path.file_name()?;
     let stem = format!("{CORRUPT_INFIX}{}", now.file_stamp());
     for n in 0..MAX_ASIDE_ATTEMPTS {

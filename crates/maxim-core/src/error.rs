@@ -161,6 +161,28 @@ pub enum Error {
         /// The existing file.
         path: PathBuf,
     },
+    /// Another open store holds the lock of this store directory (a second process, or a
+    /// second open in this one).
+    #[error("the store directory is in use: another open store holds {path}")]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The journal starts after operations that the snapshot does not hold (for example
+    /// because the snapshot came from an older backup): the state cannot be brought up to
+    /// date. Nothing is moved; the files stay for a person to look at.
+    #[error(
+        "journal {path} follows operation {journal_base} but the snapshot holds operations up to {snapshot_seq} only: operations {} to {journal_base} are missing",
+        snapshot_seq + 1
+    )]
+    JournalGap {
+        /// The journal.
+        path: PathBuf,
+        /// The last operation the snapshot holds.
+        snapshot_seq: u64,
+        /// The operation the journal's first entry follows.
+        journal_base: u64,
+    },
     /// State could not be encoded for saving.
     #[error("cannot encode {kind} snapshot: {reason}")]
     Encode {

@@ -4,8 +4,14 @@
 //! memory with nothing. So each layer keeps [`FileClaims`]: a save to a file that already
 //! exists is refused with [`Error::OverwriteRefused`] unless this store created the file
 //! (an earlier save) or read it (a load), or the store was told to overwrite
-//! ([`FileClaims::allow_overwrite`]). Paths are compared after resolving symbolic links and
-//! `..`, so two spellings of one file are one claim.
+//! ([`FileClaims::allow_overwrite`]).
+//!
+//! A claim names the *file*, not just the path: the path (resolved through symbolic links
+//! and `..`, so two spellings of one file are one claim) together with the identity of the
+//! file found there when it was claimed (on Unix its device, inode, size and modification
+//! time). A file that later appears at a claimed path (someone's notes, another store's
+//! snapshot) is a different file and is not overwritten. Each save replaces the file, so a
+//! layer claims the path again after every save and load.
 //!
 //! ```
 //! use maxim_core::ownership::FileClaims;
@@ -17,6 +23,12 @@
 //! std::fs::write(&path, b"saved")?;
 //! ours.claim(&path);
 //! ours.check_writable(&path)?; // ours: we created it
+//!
+//! // Someone replaces it with another file: no longer ours.
+//! std::fs::remove_file(&path)?;
+//! std::fs::write(&path, b"someone's notes, a little longer")?;
+//! assert!(matches!(ours.check_writable(&path), Err(Error::OverwriteRefused { .. })));
+//! ours.claim(&path); // (a load would claim what it read)
 //!
 //! let stranger = FileClaims::new();
 //! assert!(matches!(stranger.check_writable(&path), Err(Error::OverwriteRefused { .. })));
@@ -37,13 +49,36 @@ use crate::error::{Error, Result};
 /// created. A clone holds the same claims (it holds the same contents).
 #[derive(Debug, Default)]
 pub struct FileClaims {
-    claimed: Mutex<Vec<PathBuf>>,
+    claimed: Mutex<Vec<(PathBuf, Option<Identity>)>>,
     overwrite: AtomicBool,
+}
+
+/// What tells one file from another at the same path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+/// The identity of the file at `path`, `None` when there is none (or it cannot be read).
+fn identity(path: &Path) -> Option<Identity> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let (dev, ino) = {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    };
+    #[cfg(not(unix))]
+    let (dev, ino) = (0, 0);
+    Some(Identity { dev, ino, len: meta.len(), modified: meta.modified().ok() })
 }
 
 impl Clone for FileClaims {
     fn clone(&self) -> Self {
-        Self { claimed: Mutex::new(self.paths()), overwrite: AtomicBool::new(self.allows_overwrite()) }
+        let claimed = self.claimed.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        Self { claimed: Mutex::new(claimed), overwrite: AtomicBool::new(self.allows_overwrite()) }
     }
 }
 
@@ -53,8 +88,9 @@ impl FileClaims {
         Self::default()
     }
 
-    /// Ok when `path` may be written: it does not exist, this store created or read it, or
-    /// overwriting is allowed. Otherwise [`Error::OverwriteRefused`] naming the path.
+    /// Ok when `path` may be written: no file is there, the file there is the one this store
+    /// created or read, or overwriting is allowed. Otherwise [`Error::OverwriteRefused`]
+    /// naming the path.
     pub fn check_writable(&self, path: &Path) -> Result<()> {
         if self.allows_overwrite() || !matches!(path.try_exists(), Ok(true)) {
             return Ok(());
@@ -62,19 +98,28 @@ impl FileClaims {
         if self.owns(path) { Ok(()) } else { Err(Error::OverwriteRefused { path: path.to_path_buf() }) }
     }
 
-    /// Records that this store created or read `path`.
+    /// Records that this store created or read the file now at `path` (replacing an earlier
+    /// claim of the same path).
     pub fn claim(&self, path: &Path) {
         let resolved = resolve(path);
+        let id = identity(path);
         let mut claimed = self.claimed.lock().unwrap_or_else(PoisonError::into_inner);
-        if !claimed.contains(&resolved) {
-            claimed.push(resolved);
+        match claimed.iter_mut().find(|(p, _)| *p == resolved) {
+            Some(entry) => entry.1 = id,
+            None => claimed.push((resolved, id)),
         }
     }
 
-    /// True when this store created or read `path`.
+    /// True when the file now at `path` is one this store created or read (or, when no file
+    /// is there, when this store claimed the path while it was empty too).
     pub fn owns(&self, path: &Path) -> bool {
         let resolved = resolve(path);
-        self.claimed.lock().unwrap_or_else(PoisonError::into_inner).contains(&resolved)
+        let id = identity(path);
+        self.claimed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .any(|(p, i)| *p == resolved && *i == id)
     }
 
     /// Lets this store overwrite any file (`true`), or only its own again (`false`, the
@@ -88,9 +133,9 @@ impl FileClaims {
         self.overwrite.load(Ordering::Relaxed)
     }
 
-    /// The claimed files, resolved, in the order they were claimed.
+    /// The claimed paths, resolved, in the order they were first claimed.
     pub fn paths(&self) -> Vec<PathBuf> {
-        self.claimed.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.claimed.lock().unwrap_or_else(PoisonError::into_inner).iter().map(|(p, _)| p.clone()).collect()
     }
 }
 
@@ -115,14 +160,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_claim_made_before_the_file_exists_holds_after() {
+    fn a_claim_made_before_the_file_exists_does_not_cover_a_file_that_appears_later() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.snap");
         let claims = FileClaims::new();
         claims.claim(&path);
+        claims.check_writable(&path).unwrap();
         std::fs::write(&path, b"x").unwrap();
+        assert!(claims.check_writable(&path).is_err());
+        claims.claim(&path);
         claims.check_writable(&path).unwrap();
         assert_eq!(claims.paths(), vec![std::fs::canonicalize(&path).unwrap()]);
+    }
+
+    /// Defect 6: a file that replaces a claimed one is not the store's to overwrite.
+    #[test]
+    fn a_different_file_at_a_claimed_path_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.snap");
+        crate::codec::save(&path, "test", &1u8).unwrap();
+        let claims = FileClaims::new();
+        claims.claim(&path);
+        claims.check_writable(&path).unwrap();
+        // Replaced by rename (a new inode) and by delete-and-create.
+        let other = dir.path().join("other");
+        std::fs::write(&other, b"notes").unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        assert!(matches!(claims.check_writable(&path), Err(Error::OverwriteRefused { .. })));
+        assert!(!claims.owns(&path));
+        std::fs::remove_file(&path).unwrap();
+        claims.check_writable(&path).unwrap(); // nothing there: nothing to destroy
+        std::fs::write(&path, b"more notes of another length").unwrap();
+        assert!(claims.check_writable(&path).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"more notes of another length");
     }
 
     #[test]

@@ -23,6 +23,10 @@ use serde::{Deserialize, Serialize};
 /// refused with a decode error instead of exhausting the stack.
 pub const MAX_DEPTH: u32 = 64;
 
+/// Most values (the value itself and everything inside it, map keys not counted) that one
+/// [`Value`] or [`Map`] may hold; [`Value::check`] refuses more.
+pub const MAX_VALUES: usize = 1 << 20;
+
 /// A JSON-like value.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub enum Value {
@@ -71,7 +75,67 @@ where
     T::deserialize(deserializer)
 }
 
+/// Checks values, iteratively: at most [`MAX_DEPTH`] nested lists and maps, at most
+/// [`MAX_VALUES`] values in all, and no key twice in one map. The roots count as
+/// level 0, as a value or the values of a map field do when they are decoded.
+fn check_values<'a>(roots: impl Iterator<Item = &'a Value>, field: &'static str) -> crate::Result<()> {
+    let mut stack: Vec<(&Value, u32)> = roots.map(|v| (v, 0)).collect();
+    let mut count = 0usize;
+    while let Some((v, depth)) = stack.pop() {
+        count += 1;
+        if count > MAX_VALUES {
+            return Err(crate::Error::invalid(field, format!("holds more than {MAX_VALUES} values")));
+        }
+        let children: &mut dyn Iterator<Item = &Value> = match v {
+            Value::List(items) => &mut items.iter(),
+            Value::Map(m) => {
+                m.check_keys(field)?;
+                &mut m.values()
+            }
+            _ => continue,
+        };
+        if depth + 1 > MAX_DEPTH {
+            return Err(crate::Error::invalid(
+                field,
+                format!("nests lists and maps deeper than {MAX_DEPTH} levels"),
+            ));
+        }
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    Ok(())
+}
+
+/// Drops `value` without recursion, however deeply it nests (dropping a value nested 200,000
+/// levels deep the ordinary way exhausts the stack). A store calls it on values it refuses.
+pub fn dispose(value: Value) {
+    let mut stack = vec![value];
+    while let Some(mut v) = stack.pop() {
+        match &mut v {
+            Value::List(items) => stack.append(items),
+            Value::Map(m) => stack.extend(m.0.drain(..).map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
 impl Value {
+    /// Checks that this value can be stored and read back: at most [`MAX_DEPTH`] nested
+    /// lists and maps (what the decoder reads), at most [`MAX_VALUES`] values, no key twice
+    /// in a map. Iterative, so any input is safe. Every store runs it on the values it
+    /// accepts and on the values it loads, so nothing is stored that cannot be read back.
+    /// Errors are [`crate::Error::InvalidArgument`] naming `field`.
+    ///
+    /// ```
+    /// use maxim_core::value::{Value, MAX_DEPTH};
+    /// let mut v = Value::Null;
+    /// for _ in 0..MAX_DEPTH { v = Value::List(vec![v]); }
+    /// assert!(v.check("result").is_ok());
+    /// assert!(Value::List(vec![v]).check("result").is_err());
+    /// ```
+    pub fn check(&self, field: &'static str) -> crate::Result<()> {
+        check_values(std::iter::once(self), field)
+    }
+
     /// The text, if this is text.
     pub fn as_str(&self) -> Option<&str> {
         match self {
@@ -250,16 +314,70 @@ impl Map {
     pub fn values(&self) -> impl ExactSizeIterator<Item = &Value> {
         self.0.iter().map(|(_, v)| v)
     }
+
+    /// Checks the map's values as [`Value::check`] does (a map field's values may nest
+    /// [`MAX_DEPTH`] levels) and that no key appears twice.
+    pub fn check(&self, field: &'static str) -> crate::Result<()> {
+        self.check_keys(field)?;
+        check_values(self.values(), field)
+    }
+
+    fn check_keys(&self, field: &'static str) -> crate::Result<()> {
+        let twice = if self.0.len() <= SMALL_MAP {
+            self.0.iter().enumerate().any(|(i, (k, _))| self.0[..i].iter().any(|(j, _)| j == k))
+        } else {
+            let mut seen = rustc_hash::FxHashSet::default();
+            !self.0.iter().all(|(k, _)| seen.insert(k.as_str()))
+        };
+        if twice { Err(crate::Error::invalid(field, "a map holds a key twice")) } else { Ok(()) }
+    }
 }
 
+/// Up to this many keys, maps are built and checked by linear scans.
+const SMALL_MAP: usize = 16;
+
 impl<K: Into<String>> FromIterator<(K, Value)> for Map {
-    /// Later duplicates of a key replace earlier ones.
+    /// Later duplicates of a key replace earlier ones, in the place of the first. Linear in
+    /// the number of entries (a hash of the keys for more than a few).
     fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Self {
-        let mut map = Self::new();
-        for (k, v) in iter {
-            map.insert(k, v);
+        let pairs: Vec<(String, Value)> = iter.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        if pairs.len() <= SMALL_MAP {
+            let mut map = Self::with_capacity(pairs.len());
+            for (k, v) in pairs {
+                map.insert(k, v);
+            }
+            return map;
         }
-        map
+        // For each key in order of first appearance: where it first appears, where it last does.
+        let plan: Vec<(usize, usize)> = {
+            let mut last: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
+            last.reserve(pairs.len());
+            for (i, (k, _)) in pairs.iter().enumerate() {
+                last.insert(k, i);
+            }
+            if last.len() == pairs.len() {
+                Vec::new()
+            } else {
+                let mut seen = rustc_hash::FxHashSet::default();
+                pairs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (k, _))| seen.insert(k.as_str()))
+                    .map(|(i, (k, _))| (i, last[k.as_str()]))
+                    .collect()
+            }
+        };
+        if plan.is_empty() {
+            return Self(pairs);
+        }
+        let mut slots: Vec<Option<(String, Value)>> = pairs.into_iter().map(Some).collect();
+        let mut entries = Vec::with_capacity(plan.len());
+        for (first, last) in plan {
+            let Some((key, value)) = slots[first].take() else { continue };
+            let value = if last == first { value } else { slots[last].take().map_or(value, |(_, v)| v) };
+            entries.push((key, value));
+        }
+        Self(entries)
     }
 }
 
@@ -335,5 +453,84 @@ mod tests {
         assert_eq!(seen, ["mug"]);
         assert_eq!(Value::from(3i64).as_f64(), Some(3.0));
         assert!(Value::Null.is_null());
+    }
+}
+
+#[cfg(test)]
+mod limits {
+    use super::*;
+
+    fn nested_lists(depth: usize) -> Value {
+        let mut v = Value::Null;
+        for _ in 0..depth {
+            v = Value::List(vec![v]);
+        }
+        v
+    }
+
+    /// Defect 3: what `check` accepts is exactly what the loader reads back.
+    #[test]
+    fn check_accepts_exactly_what_decodes() {
+        for depth in [0, 1, 63, 64, 65, 80] {
+            let v = nested_lists(depth);
+            let decodes = postcard::from_bytes::<Value>(&postcard::to_stdvec(&v).unwrap()).is_ok();
+            assert_eq!(v.check("v").is_ok(), decodes, "depth {depth}");
+            assert_eq!(decodes, depth <= MAX_DEPTH as usize, "depth {depth}");
+            // A map field holds values that nest as deep as a value may.
+            let map: Map = [("k", v.clone())].into_iter().collect();
+            let decodes = postcard::from_bytes::<Map>(&postcard::to_stdvec(&map).unwrap()).is_ok();
+            assert_eq!(map.check("m").is_ok(), decodes, "map, depth {depth}");
+        }
+        let err = nested_lists(65).check("observations").unwrap_err();
+        assert!(matches!(err, crate::Error::InvalidArgument { field: "observations", .. }), "{err:?}");
+    }
+
+    /// Defect 4: a value 200,000 levels deep is refused and disposed of without recursion.
+    #[test]
+    fn a_very_deep_value_is_refused_and_dropped_without_exhausting_the_stack() {
+        let run = || {
+            let deep = nested_lists(200_000);
+            assert!(deep.check("v").is_err());
+            dispose(deep);
+            let mut map = Map::new();
+            map.insert("k", nested_lists(200_000));
+            assert!(map.check("m").is_err());
+            dispose(Value::Map(map));
+        };
+        // A small stack, as a test thread or an async task may have.
+        std::thread::Builder::new().stack_size(256 << 10).spawn(run).unwrap().join().unwrap();
+    }
+
+    #[test]
+    fn too_many_values_and_duplicate_keys_are_refused() {
+        let wide = Value::List(vec![Value::Null; MAX_VALUES]);
+        assert!(wide.check("v").is_err());
+        let fits = Value::List(vec![Value::Null; MAX_VALUES - 1]);
+        assert!(fits.check("v").is_ok());
+        // A map with a key twice can only come from bytes.
+        let bytes = postcard::to_stdvec(&vec![("a", Value::Null), ("a", Value::Int(1))]).unwrap();
+        let twice: Map = postcard::from_bytes(&bytes).unwrap();
+        assert!(twice.check("m").is_err());
+        assert!(Value::Map(twice).check("v").is_err());
+    }
+
+    /// Defect 9: building a map of 10^5 keys is not quadratic (it took about 20 s).
+    #[test]
+    fn building_a_large_map_is_fast_and_later_duplicates_win() {
+        let start = std::time::Instant::now();
+        let map: Map = (0..100_000i64).map(|i| (format!("key-{i}"), Value::Int(i))).collect();
+        assert_eq!(map.len(), 100_000);
+        assert!(start.elapsed() < std::time::Duration::from_secs(10), "{:?}", start.elapsed());
+        assert_eq!(map.get("key-99999"), Some(&Value::Int(99_999)));
+        let dup: Map =
+            [("a", Value::Int(1)), ("b", Value::Int(2)), ("a", Value::Int(3))].into_iter().collect();
+        assert_eq!(dup.iter().collect::<Vec<_>>(), [("a", &Value::Int(3)), ("b", &Value::Int(2))]);
+        let many_dups: Map = (0..100_000i64).map(|i| (format!("k{}", i % 7), Value::Int(i))).collect();
+        assert_eq!(many_dups.len(), 7);
+        assert_eq!(many_dups.get("k0"), Some(&Value::Int(99_995)));
+        assert_eq!(
+            many_dups.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            ["k0", "k1", "k2", "k3", "k4", "k5", "k6"]
+        );
     }
 }

@@ -26,8 +26,9 @@
 //!
 //! One per layer crate, named after it and on by default: `hippocampus`, `atl`,
 //! `angular-gyrus`, `crossgraph`, `nac`, `ips-gate`, `promoter`, `cerebellum`. With
-//! `default-features = false` only `maxim-core` is re-exported, plus the layers named. The
-//! `maxim` program needs `hippocampus` and `atl`.
+//! `default-features = false` only `maxim-core` is re-exported, plus the layers named.
+//! `cli` (on by default) brings what the `maxim` program needs beyond the layers (its log
+//! subscriber); the program needs `hippocampus`, `atl` and `cli`.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

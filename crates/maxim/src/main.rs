@@ -3,11 +3,17 @@
 //! ```text
 //! maxim demo [--dir DIR]   run a short agent session through the episodic and semantic
 //!                          layers and save them to DIR (default: a new temporary directory)
-//! maxim inspect FILE...    describe snapshot files (kind, version, size, checksum)
+//! maxim inspect FILE...    describe snapshot files (kind, version, size, checksum); exits
+//!                          0 when every file is an intact snapshot, 1 otherwise
 //! maxim crates             list the crates of the workspace
 //! maxim --version
 //! ```
+//!
+//! The libraries log through `tracing` and never install a subscriber; this program does:
+//! warnings and errors go to standard error, and `MAXIM_LOG` (an `EnvFilter` directive such
+//! as `debug` or `hippocampus=trace`) asks for more.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -37,10 +43,14 @@ const USAGE: &str = "usage: maxim demo [--dir DIR] | maxim inspect FILE... | max
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let outcome = match args.first().map(String::as_str) {
+    install_log_subscriber();
+    // Arguments as the OS gives them: a file name need not be UTF-8.
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let outcome = match args.first().and_then(|a| a.to_str()) {
         Some("demo") => demo_command(&args[1..]),
-        Some("inspect") if args.len() > 1 => inspect(&args[1..]),
+        Some("inspect") if args.len() > 1 => {
+            return if inspect(&args[1..]) { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+        }
         Some("crates") => {
             print_crates();
             Ok(())
@@ -70,7 +80,7 @@ fn print_crates() {
     }
 }
 
-fn demo_command(args: &[String]) -> Result {
+fn demo_command(args: &[OsString]) -> Result {
     match args {
         [] => {
             let dir = std::env::temp_dir().join(format!("maxim-demo-{}", std::process::id()));
@@ -159,21 +169,24 @@ fn demo(dir: &Path) -> Result {
         slept.promoted, slept.compressed, slept.removed, slept.preserved
     );
 
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot use {} as the demo directory: {e}", dir.display()))?;
     let (hippo_path, atl_path) = (dir.join("hippocampus.snap"), dir.join("atl.snap"));
     // The demo is a new session by design: it replaces the files of an earlier demo run in
     // DIR, which a store would otherwise refuse (it overwrites only files it created or read).
     hippo.allow_overwrite(true);
     atl.allow_overwrite(true);
     hippo.save(&hippo_path)?;
-    atl.save_to_path(&atl_path)?;
+    atl.save(&atl_path)?;
     let mut hippo_again = Hippocampus::builder().clock(clock.shared()).build()?;
     hippo_again.load(&hippo_path)?;
     let mut atl_again = Atl::builder().clock(clock.shared()).build()?;
-    atl_again.load_from_path(&atl_path)?;
+    atl_again.load(&atl_path)?;
     println!("\nsaved to {} and loaded back:", dir.display());
     println!("  hippocampus {} records, atl {} concepts", hippo_again.len(), atl_again.len());
-    inspect_paths(&[hippo_path.clone(), atl_path])?;
+    if !inspect_paths(&[hippo_path.clone(), atl_path]) {
+        return Err("a file just saved does not verify".into());
+    }
     let stranger = Hippocampus::builder().clock(clock.shared()).build()?;
     if let Err(err) = stranger.save(&hippo_path) {
         println!("\nan empty store may not replace that memory: {err}");
@@ -197,14 +210,41 @@ fn line(episode: &maxim::hippocampus::Episode) -> String {
     format!("{goal}: {} {outcome}, saw [{}]", s.tool, s.detected_objects.join(", "))
 }
 
-fn inspect(files: &[String]) -> Result {
+fn inspect(files: &[OsString]) -> bool {
     inspect_paths(&files.iter().map(PathBuf::from).collect::<Vec<_>>())
 }
 
-fn inspect_paths(files: &[PathBuf]) -> Result {
+/// Describes every file (an unreadable or damaged one does not stop the others): intact
+/// snapshots on standard output, problems on standard error, each naming its file. True
+/// when every file is an intact snapshot.
+fn inspect_paths(files: &[PathBuf]) -> bool {
+    let mut all_intact = true;
     for path in files {
-        let info = codec::inspect(path)?;
-        println!("  {info}");
+        match codec::inspect(path) {
+            Ok(info) if info.is_intact() => println!("  {info}"),
+            Ok(info) => {
+                all_intact = false;
+                eprintln!("  {info}");
+            }
+            Err(err) => {
+                all_intact = false;
+                // The codec's errors name the file already.
+                eprintln!("  {err}");
+            }
+        }
     }
-    Ok(())
+    all_intact
+}
+
+/// Sends the libraries' `tracing` events to standard error: warnings and errors by default
+/// (a failed callback or a recovered snapshot is worth seeing), more when `MAXIM_LOG` says so.
+fn install_log_subscriber() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MAXIM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // A second subscriber cannot be installed; the first one stays, which is what we want.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(true)
+        .try_init();
 }

@@ -5,6 +5,7 @@ mod common;
 mod contract;
 mod contradictions;
 mod dedup;
+mod golden;
 mod model;
 mod persistence;
 mod recall;

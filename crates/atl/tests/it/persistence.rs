@@ -173,3 +173,74 @@ fn a_store_overwrites_only_files_it_created_or_read() {
     stranger.save(&path).unwrap();
     assert!(stranger.file_claims().owns(&path));
 }
+
+/// Issue 15, defect 5: a file that passes the codec but fails the layer's checks is kept
+/// aside and the intact backup is loaded; the ATL has `load_with_recovery` like every layer.
+#[test]
+fn recovery_loads_the_backup_when_the_main_file_fails_the_layers_checks() {
+    let (_clock, mut atl) = layer();
+    let (records, _) = two_concepts(&mut atl);
+    for r in records {
+        atl.insert(r).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("atl.snap");
+    atl.save(&path).unwrap();
+    atl.save(&path).unwrap(); // the backup holds a good snapshot
+    let mut orphan = Graph::new();
+    orphan.add_node(RecordId::from_u128(77)).unwrap();
+    let crafted =
+        Crafted { schema: 1, records: vec![], graph: orphan, relationship_types: vec![], counters: vec![] };
+    let bad = codec::encode("atl", &crafted).unwrap();
+    std::fs::write(&path, &bad).unwrap();
+    let (_c, mut fresh) = layer();
+    match fresh.load_with_recovery(&path).unwrap() {
+        maxim_core::LoadOutcome::FromBackup { primary_error, .. } => {
+            assert!(
+                matches!(*primary_error, maxim_core::Error::Corrupt { kept_aside: Some(_), .. }),
+                "{primary_error:?}"
+            );
+        }
+        other => panic!("expected the backup, got {other:?}"),
+    }
+    assert_eq!(fingerprint(&fresh), fingerprint(&atl));
+    assert!(!path.exists());
+    let (_c, mut empty) = layer();
+    assert!(matches!(
+        empty.load_with_recovery(dir.path().join("none.snap")).unwrap(),
+        maxim_core::LoadOutcome::Missing
+    ));
+}
+
+/// Issue 15, defects 3 and 4: metadata the loader would refuse is refused at insert, even
+/// 200,000 levels deep, without exhausting the stack.
+#[test]
+fn metadata_nested_too_deep_is_refused_at_insert() {
+    use maxim_core::value::{MAX_DEPTH, Value};
+    fn nested(depth: usize) -> Value {
+        let mut v = Value::Null;
+        for _ in 0..depth {
+            v = Value::List(vec![v]);
+        }
+        v
+    }
+    let run = || {
+        let (_clock, mut atl) = layer();
+        for depth in [MAX_DEPTH as usize + 1, 200_000] {
+            let mut c = atl.new_concept("mug", "object").unwrap();
+            c.metadata.insert("deep", nested(depth));
+            let err = atl.insert(c.into()).unwrap_err();
+            assert!(matches!(err, atl::Error::Core(maxim_core::Error::InvalidArgument { .. })), "{err:?}");
+        }
+        let mut c = atl.new_concept("cup", "object").unwrap();
+        c.metadata.insert("ok", nested(MAX_DEPTH as usize));
+        atl.insert(c.into()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("atl.snap");
+        atl.save(&path).unwrap();
+        let (_c, mut back) = layer();
+        back.load(&path).unwrap();
+        assert_eq!(back.len(), 1);
+    };
+    std::thread::Builder::new().stack_size(1 << 20).spawn(run).unwrap().join().unwrap();
+}

@@ -8,7 +8,7 @@ use hippocampus::{
 use maxim_core::value::Value;
 use maxim_core::{EdgeKind, RecordId};
 
-use crate::common::{episode, layer, layer_with};
+use crate::common::{episode, layer};
 
 /// A store with full and compressed records, CAUSES edges, a queue, state snapshots and
 /// use pressure.
@@ -134,54 +134,6 @@ fn recovery_uses_the_backup_and_a_missing_file_is_a_fresh_start() {
 }
 
 #[test]
-fn configured_paths_and_auto_save_after_sleep() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("auto.snap");
-    let (_clock, mut h) = layer();
-    assert!(matches!(h.save_configured(), Err(hippocampus::Error::NoPersistencePath)));
-    let config = {
-        let mut c = HippocampusConfig::default();
-        c.persistence_path = Some(path.clone());
-        c
-    };
-    let (_c, mut auto) = layer_with(config.clone());
-    auto.capture(NewEpisode::default()).unwrap();
-    auto.sleep();
-    assert!(path.exists(), "sleep saved");
-    let (_c3, mut again) = layer_with(config);
-    assert!(matches!(again.load_configured().unwrap(), LoadOutcome::Loaded));
-    assert_eq!(again.len(), 1);
-    // Without a path, or with auto-save off, sleep saves nothing and nothing fails.
-    h.capture(NewEpisode::default()).unwrap();
-    h.sleep();
-    assert_eq!(h.counters().autosave_failures, 0);
-    assert!(matches!(h.load_configured(), Err(hippocampus::Error::NoPersistencePath)));
-    let quiet_path = dir.path().join("quiet.snap");
-    let quiet = {
-        let mut c = HippocampusConfig::default();
-        c.persistence_path = Some(quiet_path.clone());
-        c.auto_save_after_sleep = false;
-        c
-    };
-    let (_c4, mut quiet) = layer_with(quiet);
-    quiet.capture(NewEpisode::default()).unwrap();
-    quiet.sleep();
-    assert!(!quiet_path.exists(), "auto-save off");
-    // A path that cannot be written (its directory is a file) is counted, not returned.
-    let blocker = dir.path().join("blocker");
-    std::fs::write(&blocker, b"a file").unwrap();
-    let blocked = {
-        let mut c = HippocampusConfig::default();
-        c.persistence_path = Some(blocker.join("h.snap"));
-        c
-    };
-    let (_c5, mut blocked) = layer_with(blocked);
-    blocked.capture(NewEpisode::default()).unwrap();
-    assert_eq!(blocked.sleep().preserved, 1);
-    assert_eq!(blocked.counters().autosave_failures, 1);
-}
-
-#[test]
 fn a_load_indexes_the_kinds_the_loading_layer_indexes() {
     let (clock, h, ids) = rich();
     let bytes = h.to_snapshot_bytes().unwrap();
@@ -222,27 +174,12 @@ fn a_store_overwrites_only_files_it_created_or_read() {
     reader.save(&path).unwrap();
     stranger.allow_overwrite(true);
     stranger.save(&path).unwrap();
-    assert!(h.file_claims().owns(&path) && stranger.file_claims().owns(&path));
+    // The file is now the stranger's: the first store no longer owns what is there.
+    assert!(stranger.file_claims().owns(&path) && !h.file_claims().owns(&path));
+    assert!(h.save(&path).is_err());
 
     // A failed load claims nothing.
     let (_c2, mut failed) = layer();
     assert!(failed.load(dir.path().join("missing.snap")).is_err());
     assert!(failed.file_claims().paths().is_empty());
-}
-
-#[test]
-fn auto_save_after_sleep_never_overwrites_a_strangers_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("auto.snap");
-    std::fs::write(&path, b"someone else's memory").unwrap();
-    let config = {
-        let mut c = HippocampusConfig::default();
-        c.persistence_path = Some(path.clone());
-        c
-    };
-    let (_c, mut h) = layer_with(config);
-    h.capture(NewEpisode::default()).unwrap();
-    h.sleep();
-    assert_eq!(std::fs::read(&path).unwrap(), b"someone else's memory");
-    assert_eq!(h.counters().autosave_failures, 1);
 }

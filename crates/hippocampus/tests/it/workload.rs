@@ -19,13 +19,12 @@ struct CaptureCounts {
     index_keys: usize,
 }
 
-/// A fresh store of capacity 2N, auto-save off, that captured the first `n` episodes.
+/// A fresh store of capacity 2N that captured the first `n` episodes.
 fn captured(n: usize) -> (ManualClock, Hippocampus, Vec<RecordId>) {
     let clock = ManualClock::new(capture_time(0));
     let config = {
         let mut c = HippocampusConfig::default();
         c.max_nodes = 2 * n;
-        c.auto_save_after_sleep = false;
         c
     };
     let mut hippo =

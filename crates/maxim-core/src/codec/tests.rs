@@ -833,3 +833,155 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Regression tests of the defects found by the fault probe (issue 15).
+
+/// Defect 1 and the concurrency test: threads saving one path while another reads it. Every
+/// read must see a whole snapshot, the backup must stay whole, and no temporary may remain.
+#[test]
+fn saves_racing_with_reads_never_expose_a_partial_or_empty_file() {
+    use std::sync::atomic::AtomicBool;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.snap");
+    save(&path, "test", &vec![0u64; 64]).unwrap();
+    let done = AtomicBool::new(false);
+    let (reads, bad) = std::thread::scope(|s| {
+        let savers: Vec<_> = (1..=3u64)
+            .map(|t| {
+                let path = &path;
+                s.spawn(move || {
+                    for i in 0..150u64 {
+                        save(path, "test", &vec![t * 1000 + i; 64]).unwrap();
+                    }
+                })
+            })
+            .collect();
+        let reader = s.spawn(|| {
+            let (mut reads, mut bad) = (0u64, Vec::new());
+            while !done.load(Ordering::Relaxed) {
+                match fs::read(&path) {
+                    Ok(bytes) => {
+                        reads += 1;
+                        match decode::<Vec<u64>>(&path, "test", &bytes) {
+                            Ok(v) if v.len() == 64 && v.iter().all(|&x| x == v[0]) => {}
+                            other => bad.push(format!("{} bytes: {other:?}", bytes.len())),
+                        }
+                    }
+                    Err(e) => bad.push(format!("read error {e}")),
+                }
+            }
+            (reads, bad)
+        });
+        for saver in savers {
+            saver.join().unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+        reader.join().unwrap()
+    });
+    assert!(
+        bad.is_empty(),
+        "{} of {reads} reads were not whole snapshots: {:?}",
+        bad.len(),
+        &bad[..bad.len().min(3)]
+    );
+    assert!(reads > 0);
+    assert_eq!(load::<Vec<u64>>(&path, "test").unwrap().len(), 64);
+    assert_eq!(load::<Vec<u64>>(backup_path(&path).unwrap(), "test").unwrap().len(), 64);
+    assert!(no_temporaries(dir.path()), "{:?}", listing(dir.path()));
+}
+
+/// Defect 2: a backup refresh whose rename finds both names already linked to one file
+/// (POSIX rename then does nothing) must not leave its temporary behind.
+#[test]
+fn a_backup_refresh_that_renames_onto_the_same_file_leaves_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.snap");
+    save(&path, "test", &1u8).unwrap();
+    save(&path, "test", &2u8).unwrap();
+    // The backup already is the current file: the next refresh links it again and renames
+    // a name of the same inode over it.
+    fs::remove_file(backup_path(&path).unwrap()).unwrap();
+    fs::hard_link(&path, backup_path(&path).unwrap()).unwrap();
+    assert!(keep_backup(&path, &mut no_faults).is_some());
+    assert!(no_temporaries(dir.path()), "{:?}", listing(dir.path()));
+    assert_eq!(load::<u8>(&path, "test").unwrap(), 2);
+}
+
+/// Defect 7: a FIFO at the path must be refused, not read (which would block for ever).
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.snap");
+    let made = std::process::Command::new("mkfifo").arg(&path).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo on this system
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p = path.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send((load::<u8>(&p, "test").map(drop), inspect(&p).map(drop)));
+    });
+    let Ok((loaded, inspected)) = rx.recv_timeout(std::time::Duration::from_secs(10)) else {
+        // Unblock the reader so the test process can end, then fail.
+        let _ = fs::write(&path, b"x");
+        panic!("loading a FIFO blocked");
+    };
+    for err in [loaded.unwrap_err(), inspected.unwrap_err()] {
+        assert!(
+            matches!(&err, Error::Io { source, path: p } if source.kind() == io::ErrorKind::InvalidInput && *p == path),
+            "{err:?}"
+        );
+    }
+    assert!(path.exists(), "a FIFO is not a rejected snapshot and stays");
+}
+
+/// Defect 7: a device is refused as not a regular file (reading `/dev/zero` never ends).
+#[cfg(unix)]
+#[test]
+fn a_device_is_refused_without_reading_it() {
+    let err = load::<u8>("/dev/zero", "test").unwrap_err();
+    assert!(
+        matches!(&err, Error::Io { source, .. } if source.kind() == io::ErrorKind::InvalidInput),
+        "{err:?}"
+    );
+    assert!(inspect("/dev/zero").is_err());
+}
+
+/// Defect 7: a large junk file is refused after its header, without reading the rest.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_large_junk_file_is_refused_after_reading_its_header_only() {
+    fn bytes_read() -> u64 {
+        let io = fs::read_to_string("/proc/self/io").unwrap_or_default();
+        io.lines().find_map(|l| l.strip_prefix("rchar: ")).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.snap");
+    let sparse = File::create(&junk).unwrap();
+    sparse.set_len(1 << 30).unwrap(); // 1 GiB of zeros, sparse on disk
+    drop(sparse);
+    // A header that claims 1 GiB but whose file is a byte short.
+    let claims = dir.path().join("claims.snap");
+    let mut header = encode("test", &0u8).unwrap()[..HEADER_LEN].to_vec();
+    header[LEN_AT..CRC_AT].copy_from_slice(&(1u64 << 30).to_le_bytes());
+    let f = File::create(&claims).unwrap();
+    (&f).write_all(&header).unwrap();
+    f.set_len(HEADER_LEN as u64 + (1 << 30) - 1).unwrap();
+    drop(f);
+    let before = bytes_read();
+    let err = load::<u8>(&junk, "test").unwrap_err();
+    assert!(matches!(corrupt_reason(&err), CorruptReason::BadMagic), "{err:?}");
+    let err = load::<u8>(&claims, "test").unwrap_err();
+    assert!(matches!(corrupt_reason(&err), CorruptReason::Truncated { .. }), "{err:?}");
+    let info = inspect(dir.path().join(kept_aside(&err).unwrap()));
+    assert!(info.is_ok_and(|i| !i.length_ok()));
+    let read = bytes_read() - before;
+    // inspect reads what is there to compute the checksum; the loads read headers only.
+    assert!(read < (1 << 30) + (64 << 20), "{read} bytes read");
+    let before = bytes_read();
+    let _ = load::<u8>(dir.path().join("missing"), "test");
+    fs::write(&junk, b"").unwrap();
+    assert!(bytes_read() - before < 1 << 20);
+}

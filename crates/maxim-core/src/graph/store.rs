@@ -945,7 +945,7 @@ impl Graph {
 
     /// True when a dependency edge `source -> target` would close a cycle: it is a self-loop,
     /// or `target` already reaches `source` along dependency edges.
-    fn would_close_cycle(&mut self, source: RecordId, target: RecordId) -> bool {
+    pub fn would_close_cycle(&mut self, source: RecordId, target: RecordId) -> bool {
         if source == target {
             return true;
         }
