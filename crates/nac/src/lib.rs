@@ -54,6 +54,7 @@ mod candidates;
 mod config;
 pub mod context;
 mod error;
+pub mod journal;
 mod link;
 mod persist;
 mod ring;

@@ -35,6 +35,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
+use maxim_core::journal::{StoreDir, SyncPolicy};
 use maxim_core::ownership::FileClaims;
 use maxim_core::value::Map;
 use maxim_core::{RecordId, SharedClock, SystemClock, Timestamp};
@@ -353,6 +354,44 @@ pub(crate) enum Op<'a> {
     },
 }
 
+impl ObserveOp<'_> {
+    fn to_static(&self) -> ObserveOp<'static> {
+        ObserveOp {
+            link: self.link,
+            check: self.check,
+            event_type: Cow::Owned(self.event_type.clone().into_owned()),
+            event_signature: Cow::Owned(self.event_signature.clone().into_owned()),
+            outcome_type: Cow::Owned(self.outcome_type.clone().into_owned()),
+            outcome_signature: Cow::Owned(self.outcome_signature.clone().into_owned()),
+            valence: self.valence,
+            delay_secs: self.delay_secs,
+            context: Cow::Owned(self.context.clone().into_owned()),
+            memory_id: self.memory_id,
+        }
+    }
+}
+
+impl Op<'_> {
+    /// The op owning all its data, for the journal.
+    pub(crate) fn to_static(&self) -> Op<'static> {
+        match self {
+            Op::Observe { at, obs } => Op::Observe { at: *at, obs: obs.to_static() },
+            Op::RecordEvent { at, event } => {
+                Op::RecordEvent { at: *at, event: Cow::Owned(event.clone().into_owned()) }
+            }
+            Op::RecordOutcome { at, links } => {
+                Op::RecordOutcome { at: *at, links: links.iter().map(|(e, o)| (*e, o.to_static())).collect() }
+            }
+            Op::DecayAll { factor } => Op::DecayAll { factor: *factor },
+            Op::RemoveMemory { id } => Op::RemoveMemory { id: *id },
+            Op::RemoveLink { id } => Op::RemoveLink { id: *id },
+            Op::SetPrior { key, prior } => {
+                Op::SetPrior { key: Cow::Owned(key.clone().into_owned()), prior: *prior }
+            }
+        }
+    }
+}
+
 /// What applying an op did.
 pub(crate) enum Applied {
     Observed(Observed),
@@ -385,6 +424,10 @@ pub struct Nac {
     pub(crate) priors: BTreeMap<String, Prior>,
     pub(crate) counters: Counters,
     pub(crate) claims: FileClaims,
+    /// The directory and its journal, when the store was opened on one.
+    pub(crate) journal: Option<StoreDir<Op<'static>>>,
+    /// The journal sequence number the last loaded snapshot recorded.
+    pub(crate) loaded_journal_seq: u64,
 }
 
 impl fmt::Debug for Nac {
@@ -403,6 +446,7 @@ impl fmt::Debug for Nac {
 pub struct NacBuilder {
     config: NacConfig,
     clock: Option<SharedClock>,
+    sync_policy: SyncPolicy,
 }
 
 impl NacBuilder {
@@ -418,7 +462,22 @@ impl NacBuilder {
         self
     }
 
-    /// The store, once the settings are checked.
+    /// When journaled writes reach stable storage, for [`open`](Self::open) (default
+    /// [`SyncPolicy::default`], a group commit once a second).
+    pub fn sync_policy(&mut self, policy: SyncPolicy) -> &mut Self {
+        self.sync_policy = policy;
+        self
+    }
+
+    /// The store opened on the directory `dir` (created if missing): the snapshot `nac.snap`
+    /// (or its backup) loaded and the journal `nac.journal` replayed, every later write
+    /// journaled before it returns. Errors: the settings, another open store holding the
+    /// directory ([`maxim_core::Error::Locked`]), damage the snapshot's backup does not cover.
+    pub fn open(&self, dir: impl AsRef<std::path::Path>) -> Result<Nac> {
+        self.build()?.open_dir(dir.as_ref(), self.sync_policy)
+    }
+
+    /// The store in memory, once the settings are checked.
     pub fn build(&self) -> Result<Nac> {
         self.config.validate()?;
         Ok(Nac {
@@ -433,6 +492,8 @@ impl NacBuilder {
             priors: BTreeMap::new(),
             counters: Counters::default(),
             claims: FileClaims::new(),
+            journal: None,
+            loaded_journal_seq: 0,
         })
     }
 }
@@ -719,7 +780,7 @@ impl Nac {
         let _s = tracing::trace_span!("nac_observe").entered();
         let op = self.resolve(observation)?;
         let at = self.clock.now();
-        match self.apply(Op::Observe { at, obs: op }) {
+        match self.commit(Op::Observe { at, obs: op })? {
             Applied::Observed(o) => Ok(o),
             _ => unreachable!("an observe op reports an observation"),
         }
@@ -749,7 +810,7 @@ impl Nac {
             context: context.clone(),
             memory_id,
         };
-        self.apply(Op::RecordEvent { at, event: Cow::Owned(event) });
+        self.commit(Op::RecordEvent { at, event: Cow::Owned(event) })?;
         Ok(id)
     }
 
@@ -824,7 +885,7 @@ impl Nac {
                 }
             }
         }
-        match self.apply(Op::RecordOutcome { at, links }) {
+        match self.commit(Op::RecordOutcome { at, links })? {
             Applied::Outcome(report) => Ok(report),
             _ => unreachable!("an outcome op reports an outcome"),
         }
@@ -836,17 +897,17 @@ impl Nac {
     pub fn decay_all(&mut self, factor: f64) -> Result<()> {
         let _s = tracing::debug_span!("nac_decay_all", n_links = self.links.len()).entered();
         maxim_core::check_unit("factor", factor)?;
-        self.apply(Op::DecayAll { factor });
+        self.commit(Op::DecayAll { factor })?;
         Ok(())
     }
 
     /// Forgets the episode `id` in every link that keeps it (registered as the episodic
     /// layer's deletion callback); returns how many links changed. An unknown id changes
-    /// nothing.
-    pub fn remove_memory(&mut self, id: RecordId) -> usize {
+    /// nothing. Fails only when the journal cannot be written.
+    pub fn remove_memory(&mut self, id: RecordId) -> Result<usize> {
         let _s = tracing::debug_span!("nac_remove_memory", %id).entered();
-        match self.apply(Op::RemoveMemory { id }) {
-            Applied::Count(n) => n,
+        match self.commit(Op::RemoveMemory { id })? {
+            Applied::Count(n) => Ok(n),
             _ => unreachable!("a remove-memory op reports a count"),
         }
     }
@@ -857,7 +918,7 @@ impl Nac {
         if !self.by_id.contains_key(&id) {
             return Err(Error::UnknownLink { id });
         }
-        match self.apply(Op::RemoveLink { id }) {
+        match self.commit(Op::RemoveLink { id })? {
             Applied::Removed(link) => Ok(*link),
             _ => unreachable!("a remove-link op reports the link"),
         }
@@ -878,11 +939,19 @@ impl Nac {
             value: maxim_core::check_unit("value", value)?,
             confidence: maxim_core::check_unit("confidence", confidence)?,
         };
-        self.apply(Op::SetPrior { key: Cow::Owned(prior_key(event_type, signature)), prior });
+        self.commit(Op::SetPrior { key: Cow::Owned(prior_key(event_type, signature)), prior })?;
         Ok(())
     }
 
     // ----- the one place state changes -----
+
+    /// Journals `op` when the store is open on a directory, then applies it.
+    fn commit(&mut self, op: Op<'_>) -> Result<Applied> {
+        if let Some(dir) = &mut self.journal {
+            dir.append(&op.to_static())?;
+        }
+        Ok(self.apply(op))
+    }
 
     /// Applies one resolved op. It cannot fail: everything was checked when it was built.
     pub(crate) fn apply(&mut self, op: Op<'_>) -> Applied {

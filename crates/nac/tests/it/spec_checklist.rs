@@ -163,9 +163,9 @@ fn queries_by_event_valence_and_memory() {
     assert_eq!(nac.links_with_valence(Valence::Positive).count(), 2);
     assert_eq!(nac.links_with_valence(Valence::Negative).count(), 1);
     assert_eq!(nac.links_with_memory(m).count(), 2);
-    assert_eq!(nac.remove_memory(m), 2);
+    assert_eq!(nac.remove_memory(m).unwrap(), 2);
     assert_eq!(nac.links_with_memory(m).count(), 0);
-    assert_eq!(nac.remove_memory(m), 0);
+    assert_eq!(nac.remove_memory(m).unwrap(), 0);
 }
 
 #[test]
