@@ -15,6 +15,10 @@
 //! - [`Observation`] for [`Nac::observe`], [`Outcome`] for [`Nac::record_outcome`] after
 //!   [`Nac::record_event`], and the [`Prediction`] of [`Nac::predict`].
 //!
+//! A store lives in memory ([`NacBuilder::build`]) or on a directory ([`NacBuilder::open`]),
+//! where every write is journaled before it returns and [`Nac::checkpoint`] compacts (see
+//! [`journal`]).
+//!
 //! Unlike the original, a link keeps the times of its observations (bounded) and its
 //! promotion candidate carries them in `observed_at`, so the randomness gate needs no access
 //! to the episodic layer. `nac` knows nothing of `hippocampus`: episodes are opaque
