@@ -1,0 +1,558 @@
+//! Cross-layer spreading activation (seed 000, "Cross-Layer Spreading Activation";
+//! `spec/maxim-reference.md` §7 and §2.3).
+//!
+//! From seeds in any layer, activation flows
+//!
+//! 1. along the intra-layer edges of each layer's associative graph, read through the
+//!    layer's [`GraphView`] (outgoing ASSOCIATES and CAUSES edges, as §2.3 spreads), and
+//! 2. along cross-layer edges: forward for the types in [`CrossParams::forward`], and from
+//!    target back to source for the types in [`CrossParams::backward`] (by default every
+//!    type both ways, so that a concept reaches the AG pattern that confirms it),
+//!
+//! as `parent * decay * weight` (evaluated in that order, as the layers' own spreads do). A
+//! value below the threshold is dropped (one equal to it is kept); a record `d` hops from a
+//! seed is reached when `d <= max_depth` (the original recorded only `max_depth - 1` hops);
+//! a record reached along several paths keeps the **max**, and one improved later spreads
+//! again. Seeds are not returned. The activation of a record is therefore the max, over
+//! every walk of at most `max_depth` hops from a seed whose every prefix stays at or above
+//! the threshold, of the walk's product, which does not depend on the order of exploration.
+//!
+//! The spread runs level by level. A level with at least
+//! [`CrossParams::parallel_min_frontier`] records expands on rayon: each task reads the
+//! graphs and the activations of the previous levels, and the candidates are merged in
+//! order afterwards, so the parallel path returns exactly what the sequential one returns.
+//!
+//! ```
+//! use crossgraph::{CrossLayerGraph, LayerGraphs};
+//! use maxim_core::graph::{EdgeKind, Graph};
+//! use maxim_core::{CrossEdgeKind, LayerKind, LayerRecord, RecordId};
+//!
+//! let [ep, similar, concept, pattern] = [1, 2, 3, 4].map(RecordId::from_u128);
+//! let mut episodes = Graph::new();
+//! episodes.add_edge(ep, similar, EdgeKind::Associates, 0.8, None)?;
+//! let mut g = CrossLayerGraph::builder().build()?;
+//! let hip = |id| LayerRecord::new(LayerKind::Hippocampus, id);
+//! let atl = LayerRecord::new(LayerKind::Atl, concept);
+//! let ag = LayerRecord::new(LayerKind::AngularGyrus, pattern);
+//! g.add_edge(hip(ep), atl, CrossEdgeKind::InstanceOf, 1.0)?;
+//! g.add_edge(ag, atl, CrossEdgeKind::StatisticallyConfirms, 0.5)?; // walked backwards
+//!
+//! let layers = LayerGraphs::new().with(LayerKind::Hippocampus, &episodes);
+//! let act = g.activate(&[hip(ep)], &layers);
+//! assert_eq!(act.ranked(LayerKind::Hippocampus, None), vec![(similar, 0.4)]);
+//! assert_eq!(act.ranked(LayerKind::Atl, None), vec![(concept, 0.5)]);
+//! assert_eq!(act.get(ag), Some(0.125));
+//! assert_eq!(act.get(hip(ep)), None); // seeds are not returned
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::collections::hash_map::Entry;
+use std::sync::atomic::Ordering::Relaxed;
+
+use maxim_core::graph::ActivationParams;
+use maxim_core::{GraphView, LayerKind, LayerRecord, RecordId};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::kind::{KindSet, layer_slot};
+use crate::store::{CrossLayerGraph, Side, State};
+
+/// The level size from which a spread expands on rayon by default.
+pub const PARALLEL_MIN_FRONTIER: usize = 4096;
+
+/// Records of a level per rayon task.
+const CHUNK: usize = 256;
+
+/// A record not looked up in the cross-layer graph yet.
+const UNKNOWN: u32 = u32::MAX - 1;
+/// A record that has no cross-layer edge.
+const NONE: u32 = u32::MAX;
+
+/// The associative graph of each layer, as the spread reads it (a layer without one is
+/// crossed through its cross-layer edges only).
+///
+/// ```
+/// use crossgraph::LayerGraphs;
+/// use maxim_core::graph::Graph;
+/// use maxim_core::LayerKind;
+/// let concepts = Graph::new();
+/// let layers = LayerGraphs::new().with(LayerKind::Atl, &concepts);
+/// assert!(layers.get(LayerKind::Atl).is_some() && layers.get(LayerKind::Hippocampus).is_none());
+/// ```
+#[derive(Clone, Copy, Default)]
+pub struct LayerGraphs<'a> {
+    views: [Option<&'a dyn GraphView>; 4],
+}
+
+impl<'a> LayerGraphs<'a> {
+    /// No layer graph.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// These graphs with `view` as `layer`'s.
+    #[must_use]
+    pub fn with(mut self, layer: LayerKind, view: &'a dyn GraphView) -> Self {
+        self.views[layer_slot(layer)] = Some(view);
+        self
+    }
+
+    /// Sets `layer`'s graph.
+    pub fn set(&mut self, layer: LayerKind, view: &'a dyn GraphView) {
+        self.views[layer_slot(layer)] = Some(view);
+    }
+
+    /// `layer`'s graph, if given.
+    #[inline]
+    pub fn get(&self, layer: LayerKind) -> Option<&'a dyn GraphView> {
+        self.views[layer_slot(layer)]
+    }
+}
+
+impl std::fmt::Debug for LayerGraphs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut m = f.debug_map();
+        for layer in LayerKind::ALL {
+            if let Some(v) = self.get(layer) {
+                m.entry(&layer.as_str(), &(v.node_count(), v.edge_count()));
+            }
+        }
+        m.finish()
+    }
+}
+
+/// Parameters of a cross-layer spread. Always valid: the numbers are an
+/// [`ActivationParams`], which validates on construction.
+///
+/// ```
+/// use crossgraph::{CrossParams, KindSet};
+/// use maxim_core::graph::ActivationParams;
+/// use maxim_core::CrossEdgeKind;
+/// let mut p = CrossParams::new(ActivationParams::new(0.5, 0.01, 2)?);
+/// p.backward = KindSet::of(&[CrossEdgeKind::StatisticallyConfirms]);
+/// assert_eq!(p.activation.max_depth(), 2);
+/// assert!(p.forward.contains(CrossEdgeKind::InstanceOf));
+/// # Ok::<(), maxim_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct CrossParams {
+    /// Initial activation of the seeds, decay per hop, threshold and max depth.
+    pub activation: ActivationParams,
+    /// Edge types followed from source to target.
+    pub forward: KindSet,
+    /// Edge types also followed from target to source.
+    pub backward: KindSet,
+    /// Levels with at least this many records expand on rayon (`usize::MAX`: never;
+    /// 1: always).
+    pub parallel_min_frontier: usize,
+}
+
+impl CrossParams {
+    /// `activation` with every type followed both ways and the default parallel switch.
+    pub fn new(activation: ActivationParams) -> Self {
+        Self {
+            activation,
+            forward: KindSet::ALL,
+            backward: KindSet::ALL,
+            parallel_min_frontier: PARALLEL_MIN_FRONTIER,
+        }
+    }
+}
+
+/// The result of a cross-layer spread: every record reached (seeds excluded) with its
+/// activation, grouped by layer.
+///
+/// Within a layer the entries are in no particular order; [`ranked`](Self::ranked) and
+/// [`by_layer`](Self::by_layer) sort them (activation descending, ties by id ascending).
+/// Two activations are equal when they hold the same records with the same values.
+#[derive(Debug, Clone, Default)]
+pub struct CrossActivation {
+    groups: [Vec<(RecordId, f64)>; 4],
+}
+
+impl CrossActivation {
+    /// Number of records reached, over all layers.
+    pub fn len(&self) -> usize {
+        self.groups.iter().map(Vec::len).sum()
+    }
+
+    /// True when nothing was reached.
+    pub fn is_empty(&self) -> bool {
+        self.groups.iter().all(Vec::is_empty)
+    }
+
+    /// The records of `layer` reached, in no particular order.
+    pub fn layer(&self, layer: LayerKind) -> &[(RecordId, f64)] {
+        &self.groups[layer_slot(layer)]
+    }
+
+    /// Every record reached with its activation, layer by layer, in no particular order
+    /// within a layer.
+    pub fn iter(&self) -> impl Iterator<Item = (LayerRecord, f64)> + '_ {
+        LayerKind::ALL
+            .into_iter()
+            .flat_map(move |l| self.layer(l).iter().map(move |&(id, a)| (LayerRecord::new(l, id), a)))
+    }
+
+    /// The activation of `record`, if it was reached (a linear scan of its layer).
+    pub fn get(&self, record: LayerRecord) -> Option<f64> {
+        self.layer(record.layer).iter().find(|e| e.0 == record.id).map(|e| e.1)
+    }
+
+    /// The records of `layer` by activation descending, ties by id ascending, at most `limit`.
+    pub fn ranked(&self, layer: LayerKind, limit: Option<usize>) -> Vec<(RecordId, f64)> {
+        top(self.layer(layer).to_vec(), limit, |e| e.0)
+    }
+
+    /// Every record reached, over all layers, by activation descending, ties by record
+    /// ascending, at most `limit`.
+    pub fn ranked_all(&self, limit: Option<usize>) -> Vec<(LayerRecord, f64)> {
+        top(self.iter().collect(), limit, |e| e.0)
+    }
+
+    /// The original's shape: for each layer with a record reached, its records ranked as by
+    /// [`ranked`](Self::ranked), at most `limit` per layer.
+    pub fn by_layer(&self, limit: Option<usize>) -> BTreeMap<LayerKind, Vec<(RecordId, f64)>> {
+        LayerKind::ALL
+            .into_iter()
+            .filter(|&l| !self.layer(l).is_empty())
+            .map(|l| (l, self.ranked(l, limit)))
+            .collect()
+    }
+}
+
+impl PartialEq for CrossActivation {
+    fn eq(&self, other: &Self) -> bool {
+        let canon = |g: &[(RecordId, f64)]| {
+            let mut v: Vec<(RecordId, u64)> = g.iter().map(|e| (e.0, e.1.to_bits())).collect();
+            v.sort_unstable();
+            v
+        };
+        self.groups.iter().zip(&other.groups).all(|(a, b)| a.len() == b.len() && canon(a) == canon(b))
+    }
+}
+
+/// `entries` by value descending, ties by `key` ascending, at most `limit`.
+fn top<T: Copy, K: Ord>(
+    mut entries: Vec<(T, f64)>,
+    limit: Option<usize>,
+    key: impl Fn(&(T, f64)) -> K,
+) -> Vec<(T, f64)> {
+    let by_rank = |x: &(T, f64), y: &(T, f64)| y.1.total_cmp(&x.1).then_with(|| key(x).cmp(&key(y)));
+    if let Some(k) = limit {
+        if k == 0 {
+            return Vec::new();
+        }
+        if k < entries.len() {
+            entries.select_nth_unstable_by(k - 1, by_rank);
+            entries.truncate(k);
+        }
+    }
+    entries.sort_unstable_by(by_rank);
+    entries
+}
+
+impl CrossLayerGraph {
+    /// Spreads activation from `seeds` over the cross-layer edges and `layers`' graphs with
+    /// the graph's configured parameters (see the [module docs](self)).
+    pub fn activate(&self, seeds: &[LayerRecord], layers: &LayerGraphs<'_>) -> CrossActivation {
+        self.activate_with(seeds, layers, self.params())
+    }
+
+    /// [`activate`](Self::activate) from `seeds` of one layer (the original's
+    /// `cross_layer_activation(start_layer, seeds)`).
+    pub fn activate_from(
+        &self,
+        layer: LayerKind,
+        seeds: &[RecordId],
+        layers: &LayerGraphs<'_>,
+    ) -> CrossActivation {
+        let seeds: Vec<LayerRecord> = seeds.iter().map(|&id| LayerRecord::new(layer, id)).collect();
+        self.activate(&seeds, layers)
+    }
+
+    /// [`activate`](Self::activate) with explicit parameters.
+    pub fn activate_with(
+        &self,
+        seeds: &[LayerRecord],
+        layers: &LayerGraphs<'_>,
+        params: &CrossParams,
+    ) -> CrossActivation {
+        let _s = tracing::debug_span!("cross_layer_activation", n_seeds = seeds.len()).entered();
+        self.activations.fetch_add(1, Relaxed);
+        let walk = Walk { state: &self.state, layers, params };
+        walk.run(seeds)
+    }
+}
+
+/// One spread's inputs.
+struct Walk<'w, 'a> {
+    state: &'w State,
+    layers: &'w LayerGraphs<'a>,
+    params: &'w CrossParams,
+}
+
+/// Reusable buffers of a spread.
+#[derive(Default)]
+struct Scratch {
+    reached: Reached,
+    frontier: Vec<(u32, f64)>,
+    next: Vec<u32>,
+    /// Cross-layer neighbours of a level, by node, with their value.
+    pending: Vec<(u32, f64)>,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        let r = &mut self.reached;
+        r.map.clear();
+        r.records.clear();
+        r.dense.clear();
+        r.values.clear();
+        r.levels.clear();
+        self.frontier.clear();
+        self.next.clear();
+        self.pending.clear();
+    }
+}
+
+/// Buffers of more records than this are freed after a spread rather than kept.
+const KEEP_SCRATCH: usize = 1 << 16;
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// The records a spread reached: position `p` holds `records[p]`, its node in the
+/// cross-layer graph ([`NONE`], or [`UNKNOWN`] until it expands), its activation and the
+/// last level it joined.
+#[derive(Default)]
+struct Reached {
+    map: FxHashMap<LayerRecord, u32>,
+    records: Vec<LayerRecord>,
+    dense: Vec<u32>,
+    values: Vec<f64>,
+    levels: Vec<u32>,
+}
+
+impl Reached {
+    /// Offers `value` to `target` at `level`: a new record joins, a better value replaces the
+    /// old one; either way the record joins the next frontier (once) when `expands`.
+    #[inline]
+    fn offer(
+        &mut self,
+        target: LayerRecord,
+        dense: u32,
+        value: f64,
+        level: u32,
+        expands: bool,
+        next: &mut Vec<u32>,
+    ) {
+        match self.map.entry(target) {
+            Entry::Vacant(v) => {
+                let p = self.records.len() as u32;
+                v.insert(p);
+                self.records.push(target);
+                self.dense.push(dense);
+                self.values.push(value);
+                self.levels.push(level);
+                if expands {
+                    next.push(p);
+                }
+            }
+            Entry::Occupied(o) => {
+                let p = *o.get() as usize;
+                if value > self.values[p] {
+                    self.values[p] = value;
+                    if expands && self.levels[p] != level {
+                        self.levels[p] = level;
+                        next.push(p as u32);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Walk<'_, '_> {
+    /// `record`'s node in the cross-layer graph ([`NONE`] when it has no edge), looked up
+    /// when `dense` is [`UNKNOWN`]. Records are looked up only when they expand: those of the
+    /// last level, most of a spread, never are.
+    #[inline]
+    fn resolve(&self, record: LayerRecord, dense: u32) -> u32 {
+        if dense == UNKNOWN { self.state.node(record).unwrap_or(NONE) } else { dense }
+    }
+
+    /// Reads what expanding `record` will read first (its layer graph's index entry, its
+    /// runs and the start of its edges) and returns something computed from it.
+    #[inline]
+    fn touch(&self, record: LayerRecord, dense: u32) -> u64 {
+        let mut warm = self.layers.get(record.layer).map_or(0, |v| u64::from(v.contains(record.id)));
+        if dense != NONE {
+            for side in [Side::Out, Side::In] {
+                if let Some(h) = self.state.halves(dense, side).first() {
+                    warm ^= u64::from(h.other);
+                }
+            }
+        }
+        warm
+    }
+
+    /// For every neighbour of `record` whose value clears the threshold, calls
+    /// `emit(target, value)` (a neighbour in the layer's graph) or `emit_node(node, value)` (a
+    /// neighbour across a cross-layer edge, by its node).
+    #[inline]
+    fn expand<F: FnMut(LayerRecord, f64), G: FnMut(u32, f64)>(
+        &self,
+        record: LayerRecord,
+        dense: u32,
+        a: f64,
+        mut emit: F,
+        mut emit_node: G,
+    ) {
+        let act = &self.params.activation;
+        let base = a * act.decay();
+        let threshold = act.threshold();
+        if let Some(view) = self.layers.get(record.layer) {
+            view.for_each_outgoing(record.id, &mut |t, kind, w| {
+                if kind.carries_activation() {
+                    let na = base * w;
+                    // A NaN (an infinite activation times a zero weight) is dropped too.
+                    if na < threshold || na.is_nan() {
+                        return;
+                    }
+                    emit(LayerRecord::new(record.layer, t), na);
+                }
+            });
+        }
+        if dense == NONE {
+            return;
+        }
+        for (side, kinds) in [(Side::Out, self.params.forward), (Side::In, self.params.backward)] {
+            if kinds.is_empty() {
+                continue;
+            }
+            for h in self.state.halves(dense, side) {
+                if !kinds.contains(h.kind) {
+                    continue;
+                }
+                let na = base * h.weight;
+                if na < threshold || na.is_nan() {
+                    continue;
+                }
+                emit_node(h.other, na);
+            }
+        }
+    }
+
+    fn run(&self, seeds: &[LayerRecord]) -> CrossActivation {
+        // Small spreads dominate; their buffers are reused from one call to the next.
+        let mut scratch = SCRATCH.with(RefCell::take);
+        let out = self.run_in(seeds, &mut scratch);
+        if scratch.reached.records.capacity() <= KEEP_SCRATCH {
+            scratch.clear();
+            SCRATCH.with(|cell| cell.replace(scratch));
+        }
+        out
+    }
+
+    fn run_in(&self, seeds: &[LayerRecord], scratch: &mut Scratch) -> CrossActivation {
+        let act = &self.params.activation;
+        let (initial, max_depth) = (act.initial(), act.max_depth());
+        let Scratch { reached, frontier, next, pending } = scratch;
+        let reached: &mut Reached = reached;
+        let frontier: &mut Vec<(u32, f64)> = frontier;
+        let next: &mut Vec<u32> = next;
+        for &s in seeds {
+            if !reached.map.contains_key(&s) {
+                reached.offer(s, UNKNOWN, initial, 0, true, next);
+            }
+        }
+        let n_seeds = reached.records.len();
+        frontier.extend(next.drain(..).map(|p| (p, initial)));
+        let mut level = 0;
+        while level < max_depth && !frontier.is_empty() {
+            let next_level = level + 1;
+            let expands = next_level < max_depth;
+            if frontier.len() >= self.params.parallel_min_frontier {
+                let _s = tracing::debug_span!("expand_parallel", level, frontier = frontier.len()).entered();
+                let candidates: Vec<Vec<(LayerRecord, u32, f64)>> = frontier
+                    .par_chunks(CHUNK)
+                    .map(|chunk| {
+                        let mut out = Vec::with_capacity(chunk.len() * 8);
+                        let mut cross = Vec::new();
+                        for &(p, a) in chunk {
+                            let record = reached.records[p as usize];
+                            let dense = self.resolve(record, reached.dense[p as usize]);
+                            let mut keep = |t: LayerRecord, node: u32, na: f64| {
+                                if reached.map.get(&t).is_none_or(|&q| na > reached.values[q as usize]) {
+                                    out.push((t, node, na));
+                                }
+                            };
+                            cross.clear();
+                            self.expand(
+                                record,
+                                dense,
+                                a,
+                                |t, na| keep(t, UNKNOWN, na),
+                                |o, na| cross.push((o, na)),
+                            );
+                            for &(o, na) in &cross {
+                                keep(self.state.record(o), o, na);
+                            }
+                        }
+                        out
+                    })
+                    .collect();
+                for (t, node, na) in candidates.into_iter().flatten() {
+                    reached.offer(t, node, na, next_level, expands, next);
+                }
+            } else {
+                if frontier.len() > 1 {
+                    // One pass of independent lookups first, so that their cache misses
+                    // overlap instead of waiting one by one inside the expansion.
+                    let mut warm = 0u64;
+                    for &(p, _) in frontier.iter() {
+                        let record = reached.records[p as usize];
+                        let dense = self.resolve(record, reached.dense[p as usize]);
+                        reached.dense[p as usize] = dense;
+                        warm ^= self.touch(record, dense);
+                    }
+                    std::hint::black_box(warm);
+                }
+                for &(p, a) in frontier.iter() {
+                    let record = reached.records[p as usize];
+                    let dense = self.resolve(record, reached.dense[p as usize]);
+                    reached.dense[p as usize] = dense;
+                    self.expand(
+                        record,
+                        dense,
+                        a,
+                        |t, na| reached.offer(t, UNKNOWN, na, next_level, expands, next),
+                        |o, na| pending.push((o, na)),
+                    );
+                }
+                // The records across cross-layer edges, read in one pass first for the same
+                // reason.
+                let warm = pending.iter().fold(0u128, |acc, &(o, _)| acc ^ self.state.record(o).id.as_u128());
+                std::hint::black_box(warm);
+                for &(o, na) in pending.iter() {
+                    reached.offer(self.state.record(o), o, na, next_level, expands, next);
+                }
+                pending.clear();
+            }
+            frontier.clear();
+            frontier.extend(next.iter().map(|&p| (p, reached.values[p as usize])));
+            next.clear();
+            level = next_level;
+        }
+        let mut out = CrossActivation::default();
+        for (record, &value) in reached.records.iter().zip(&reached.values).skip(n_seeds) {
+            out.groups[layer_slot(record.layer)].push((record.id, value));
+        }
+        out
+    }
+}
