@@ -42,14 +42,14 @@ impl CausalLink {
     /// The link as a promotion candidate: pattern name `"<event> → <outcome>"`, category
     /// `causal_pattern`, the link's confidence and count, its episodes and observation times
     /// (oldest first), source episodic, and metadata `event_signature`, `outcome_signature`,
-    /// `valence`, `observation_count` (as in the original) and `link_id`.
+    /// `valence`, `observation_count` (as in the original) and `link_id` (the id's bits).
     pub fn to_candidate(&self) -> PromotionCandidate {
         let mut metadata = BTreeMap::new();
         metadata.insert("event_signature".to_owned(), MetaValue::Text(self.event_signature.clone()));
         metadata.insert("outcome_signature".to_owned(), MetaValue::Text(self.outcome_signature.clone()));
         metadata.insert("valence".to_owned(), MetaValue::Text(self.valence.as_str().to_owned()));
         metadata.insert("observation_count".to_owned(), MetaValue::Count(self.observation_count));
-        metadata.insert("link_id".to_owned(), MetaValue::Text(self.id.to_string()));
+        metadata.insert("link_id".to_owned(), MetaValue::Count(self.id.as_u64()));
         PromotionCandidate {
             pattern_name: self.pattern_name(),
             category: CAUSAL_PATTERN.to_owned(),

@@ -107,14 +107,23 @@ fn hash_value(h: &mut StableHasher, v: &Value) {
 /// The stable 64-bit hash of a context, independent of the order of its top-level items
 /// (nested maps hash in order, as they compare). An empty context hashes to a fixed value.
 pub fn context_hash(context: &Map) -> u64 {
+    seeded_context_hash(context, 2, 3)
+}
+
+/// A second context hash, independent of [`context_hash`], for verifying link keys.
+pub(crate) fn context_check_hash(context: &Map) -> u64 {
+    seeded_context_hash(context, 12, 13)
+}
+
+fn seeded_context_hash(context: &Map, item_seed: u64, final_seed: u64) -> u64 {
     let mut sum = 0u64;
     for (k, v) in context.iter() {
-        let mut h = StableHasher::new(2);
+        let mut h = StableHasher::new(item_seed);
         h.bytes(k.as_bytes());
         hash_value(&mut h, v);
         sum = sum.wrapping_add(h.finish());
     }
-    let mut h = StableHasher::new(3);
+    let mut h = StableHasher::new(final_seed);
     h.word(context.len() as u64);
     h.word(sum);
     h.finish()
@@ -167,7 +176,8 @@ pub(crate) fn check_context(field: &'static str, context: &Map) -> Result<()> {
 
 /// Refuses an empty (or blank) name, or one longer than [`MAX_NAME_BYTES`].
 pub(crate) fn check_name(field: &'static str, name: &str) -> Result<()> {
-    if name.trim().is_empty() {
+    // Stops at the first character that is not whitespace: one step for a usual name.
+    if name.chars().all(char::is_whitespace) {
         return Err(Error::invalid(field, "empty"));
     }
     if name.len() > MAX_NAME_BYTES {

@@ -15,6 +15,10 @@
 //! - [`Observation`] for [`Nac::observe`], [`Outcome`] for [`Nac::record_outcome`] after
 //!   [`Nac::record_event`], and the [`Prediction`] of [`Nac::predict`].
 //!
+//! A store lives in memory ([`NacBuilder::build`]) or on a directory ([`NacBuilder::open`]),
+//! where every write is journaled before it returns and [`Nac::checkpoint`] compacts (see
+//! [`journal`]).
+//!
 //! Unlike the original, a link keeps the times of its observations (bounded) and its
 //! promotion candidate carries them in `observed_at`, so the randomness gate needs no access
 //! to the episodic layer. `nac` knows nothing of `hippocampus`: episodes are opaque
@@ -54,6 +58,7 @@ mod candidates;
 mod config;
 pub mod context;
 mod error;
+pub mod journal;
 mod link;
 mod persist;
 mod ring;
@@ -66,6 +71,6 @@ pub use maxim_core;
 pub use persist::{SCHEMA_VERSION, SNAPSHOT_KIND};
 pub use ring::Ring;
 pub use store::{
-    Attribution, DelayEstimate, EventId, Nac, NacBuilder, NacStats, Observation, Observed, Outcome,
-    OutcomeReport, PendingEvent, Prediction, Prior,
+    Attribution, DelayEstimate, EventId, MIN_KEYWORD_CHARS, Nac, NacBuilder, NacStats, Observation, Observed,
+    Outcome, OutcomeReport, PendingEvent, Prediction, Prior,
 };

@@ -151,6 +151,17 @@ impl LinkId {
         h.word(context_hash);
         Self(h.finish())
     }
+
+    /// The id of a key and a second, independent 64-bit hash of it that verifies the key
+    /// (together 128 bits), so a lookup need not compare the stored strings.
+    pub(crate) fn with_check(event_signature: &str, outcome_signature: &str, context: &Map) -> (Self, u64) {
+        let id = Self::from_parts(event_signature, outcome_signature, context_hash(context));
+        let mut h = StableHasher::new(7);
+        h.bytes(event_signature.as_bytes());
+        h.bytes(outcome_signature.as_bytes());
+        h.word(crate::context::context_check_hash(context));
+        (id, h.finish())
+    }
 }
 
 impl fmt::Display for LinkId {
@@ -270,8 +281,10 @@ impl CausalLink {
         self.confidence = confidence_for(self.observation_count);
         self.valence_score = 0.8 * self.valence_score + 0.2 * valence.scale();
         self.valence = Valence::classify(self.valence_score);
+        // An episode repeated back to back is kept once; the ring is not scanned (it would
+        // read 50 ids on every observation).
         if let Some(m) = memory_id
-            && !self.memory_ids.contains(&m)
+            && self.memory_ids.newest() != Some(&m)
         {
             self.memory_ids.push(m);
         }
@@ -279,6 +292,11 @@ impl CausalLink {
         if at > self.last_observed {
             self.last_observed = at;
         }
+    }
+
+    /// The check hash of the link's key (see [`LinkId::with_check`]).
+    pub(crate) fn key_check(&self) -> u64 {
+        LinkId::with_check(&self.event_signature, &self.outcome_signature, &self.context).1
     }
 
     /// The link's id.
@@ -361,7 +379,8 @@ impl CausalLink {
         &self.delays
     }
 
-    /// The episodes that contributed (the last ones, each once), oldest first.
+    /// The episodes that contributed (the last ones; an episode repeated back to back once),
+    /// oldest first.
     pub fn memory_ids(&self) -> &Ring<RecordId> {
         &self.memory_ids
     }

@@ -52,6 +52,7 @@ pub const SCHEMA_VERSION: u16 = 1;
 struct SnapshotOut<'a> {
     schema: u16,
     saved_at: Timestamp,
+    journal_seq: u64,
     links: &'a [CausalLink],
     pending: &'a VecDeque<PendingEvent>,
     next_event: u64,
@@ -64,6 +65,7 @@ struct SnapshotIn {
     schema: u16,
     #[allow(dead_code)]
     saved_at: Timestamp,
+    journal_seq: u64,
     links: Vec<CausalLink>,
     pending: VecDeque<PendingEvent>,
     next_event: u64,
@@ -73,6 +75,7 @@ struct SnapshotIn {
 
 /// The state a snapshot rebuilds, before it replaces the store's.
 struct Rebuilt {
+    journal_seq: u64,
     links: Vec<CausalLink>,
     pending: VecDeque<PendingEvent>,
     next_event: u64,
@@ -93,13 +96,19 @@ impl Nac {
     /// Encodes the whole store as snapshot bytes (header and payload), as
     /// [`save`](Self::save) writes them.
     pub fn to_snapshot_bytes(&self) -> Result<Vec<u8>> {
-        Ok(codec::encode(SNAPSHOT_KIND, &self.snapshot_out())?)
+        Ok(codec::encode(SNAPSHOT_KIND, &self.snapshot_out(self.journal_seq()))?)
     }
 
-    fn snapshot_out(&self) -> SnapshotOut<'_> {
+    /// The journal sequence number a snapshot of the current state records.
+    fn journal_seq(&self) -> u64 {
+        self.journal.as_ref().map_or(self.loaded_journal_seq, maxim_core::journal::StoreDir::last_seq)
+    }
+
+    fn snapshot_out(&self, journal_seq: u64) -> SnapshotOut<'_> {
         SnapshotOut {
             schema: SCHEMA_VERSION,
             saved_at: self.clock.now(),
+            journal_seq,
             links: &self.links,
             pending: &self.pending,
             next_event: self.next_event,
@@ -116,8 +125,13 @@ impl Nac {
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("nac_save", n_links = self.links.len()).entered();
+        self.save_recording(path, self.journal_seq())
+    }
+
+    /// Saves, recording `journal_seq` as the last journaled operation the snapshot holds.
+    pub(crate) fn save_recording(&self, path: &Path, journal_seq: u64) -> Result<()> {
         self.claims.check_writable(path)?;
-        codec::save(path, SNAPSHOT_KIND, &self.snapshot_out())?;
+        codec::save(path, SNAPSHOT_KIND, &self.snapshot_out(journal_seq))?;
         self.claims.claim(path);
         Ok(())
     }
@@ -241,7 +255,14 @@ impl Nac {
                 return Err(corrupt(path, format!("prior {key:?} is out of range")));
             }
         }
-        Ok(Rebuilt { links, pending, next_event: snap.next_event.max(1), priors: snap.priors, counters })
+        Ok(Rebuilt {
+            journal_seq: snap.journal_seq,
+            links,
+            pending,
+            next_event: snap.next_event.max(1),
+            priors: snap.priors,
+            counters,
+        })
     }
 
     fn install(&mut self, r: Rebuilt) {
@@ -249,12 +270,14 @@ impl Nac {
         self.by_id.clear();
         self.by_event.clear();
         for link in r.links {
-            self.insert(link);
+            let check = link.key_check();
+            self.insert(link, check);
         }
         self.pending = r.pending;
         self.next_event = r.next_event;
         self.priors = r.priors;
         self.counters = r.counters;
+        self.loaded_journal_seq = r.journal_seq;
         tracing::debug!(n_links = self.links.len(), "nac loaded");
     }
 }

@@ -41,7 +41,10 @@ impl<T: Clone> Ring<T> {
             self.buf.push(value);
         } else {
             self.buf[self.head] = value;
-            self.head = (self.head + 1) % self.cap;
+            self.head += 1;
+            if self.head == self.cap {
+                self.head = 0;
+            }
         }
     }
 
@@ -77,9 +80,13 @@ impl<T: Clone> Ring<T> {
         }
     }
 
-    /// The values, oldest first, as a new vector.
+    /// The values, oldest first, as a new vector (two slice copies).
     pub fn to_vec(&self) -> Vec<T> {
-        self.iter().cloned().collect()
+        let (newer, older) = self.buf.split_at(self.head);
+        let mut out = Vec::with_capacity(self.buf.len());
+        out.extend_from_slice(older);
+        out.extend_from_slice(newer);
+        out
     }
 
     /// Keeps the values `keep` accepts, in order; returns how many were dropped.

@@ -35,6 +35,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
+use maxim_core::journal::{StoreDir, SyncPolicy};
 use maxim_core::ownership::FileClaims;
 use maxim_core::value::Map;
 use maxim_core::{RecordId, SharedClock, SystemClock, Timestamp};
@@ -42,7 +43,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::config::NacConfig;
-use crate::context::{check_context, check_name, context_hash, context_similarity, same_context, text_hash};
+use crate::context::{check_context, check_name, context_similarity, same_context, text_hash};
 use crate::error::{Error, Result};
 use crate::link::{Bounds, CausalLink, LinkId, Valence};
 
@@ -69,6 +70,9 @@ impl fmt::Display for EventId {
         write!(f, "event-{}", self.0)
     }
 }
+
+/// Fewest characters a keyword of [`Nac::search_links`] needs.
+pub const MIN_KEYWORD_CHARS: usize = 3;
 
 /// An empty context, for observations without one.
 static NO_CONTEXT: Map = Map::new();
@@ -307,6 +311,7 @@ pub(crate) struct Counters {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ObserveOp<'a> {
     pub(crate) link: LinkId,
+    pub(crate) check: u64,
     pub(crate) event_type: Cow<'a, str>,
     pub(crate) event_signature: Cow<'a, str>,
     pub(crate) outcome_type: Cow<'a, str>,
@@ -349,6 +354,44 @@ pub(crate) enum Op<'a> {
     },
 }
 
+impl ObserveOp<'_> {
+    fn to_static(&self) -> ObserveOp<'static> {
+        ObserveOp {
+            link: self.link,
+            check: self.check,
+            event_type: Cow::Owned(self.event_type.clone().into_owned()),
+            event_signature: Cow::Owned(self.event_signature.clone().into_owned()),
+            outcome_type: Cow::Owned(self.outcome_type.clone().into_owned()),
+            outcome_signature: Cow::Owned(self.outcome_signature.clone().into_owned()),
+            valence: self.valence,
+            delay_secs: self.delay_secs,
+            context: Cow::Owned(self.context.clone().into_owned()),
+            memory_id: self.memory_id,
+        }
+    }
+}
+
+impl Op<'_> {
+    /// The op owning all its data, for the journal.
+    pub(crate) fn to_static(&self) -> Op<'static> {
+        match self {
+            Op::Observe { at, obs } => Op::Observe { at: *at, obs: obs.to_static() },
+            Op::RecordEvent { at, event } => {
+                Op::RecordEvent { at: *at, event: Cow::Owned(event.clone().into_owned()) }
+            }
+            Op::RecordOutcome { at, links } => {
+                Op::RecordOutcome { at: *at, links: links.iter().map(|(e, o)| (*e, o.to_static())).collect() }
+            }
+            Op::DecayAll { factor } => Op::DecayAll { factor: *factor },
+            Op::RemoveMemory { id } => Op::RemoveMemory { id: *id },
+            Op::RemoveLink { id } => Op::RemoveLink { id: *id },
+            Op::SetPrior { key, prior } => {
+                Op::SetPrior { key: Cow::Owned(key.clone().into_owned()), prior: *prior }
+            }
+        }
+    }
+}
+
 /// What applying an op did.
 pub(crate) enum Applied {
     Observed(Observed),
@@ -373,13 +416,18 @@ pub struct Nac {
     pub(crate) clock: SharedClock,
     pub(crate) alpha: f64,
     pub(crate) links: Vec<CausalLink>,
-    pub(crate) by_id: FxHashMap<LinkId, u32>,
+    /// Each link's position and the check hash of its key, in one entry (one cache miss).
+    pub(crate) by_id: FxHashMap<LinkId, (u32, u64)>,
     pub(crate) by_event: FxHashMap<u64, Vec<u32>>,
     pub(crate) pending: VecDeque<PendingEvent>,
     pub(crate) next_event: u64,
     pub(crate) priors: BTreeMap<String, Prior>,
     pub(crate) counters: Counters,
     pub(crate) claims: FileClaims,
+    /// The directory and its journal, when the store was opened on one.
+    pub(crate) journal: Option<StoreDir<Op<'static>>>,
+    /// The journal sequence number the last loaded snapshot recorded.
+    pub(crate) loaded_journal_seq: u64,
 }
 
 impl fmt::Debug for Nac {
@@ -398,6 +446,7 @@ impl fmt::Debug for Nac {
 pub struct NacBuilder {
     config: NacConfig,
     clock: Option<SharedClock>,
+    sync_policy: SyncPolicy,
 }
 
 impl NacBuilder {
@@ -413,7 +462,22 @@ impl NacBuilder {
         self
     }
 
-    /// The store, once the settings are checked.
+    /// When journaled writes reach stable storage, for [`open`](Self::open) (default
+    /// [`SyncPolicy::default`], a group commit once a second).
+    pub fn sync_policy(&mut self, policy: SyncPolicy) -> &mut Self {
+        self.sync_policy = policy;
+        self
+    }
+
+    /// The store opened on the directory `dir` (created if missing): the snapshot `nac.snap`
+    /// (or its backup) loaded and the journal `nac.journal` replayed, every later write
+    /// journaled before it returns. Errors: the settings, another open store holding the
+    /// directory ([`maxim_core::Error::Locked`]), damage the snapshot's backup does not cover.
+    pub fn open(&self, dir: impl AsRef<std::path::Path>) -> Result<Nac> {
+        self.build()?.open_dir(dir.as_ref(), self.sync_policy)
+    }
+
+    /// The store in memory, once the settings are checked.
     pub fn build(&self) -> Result<Nac> {
         self.config.validate()?;
         Ok(Nac {
@@ -428,6 +492,8 @@ impl NacBuilder {
             priors: BTreeMap::new(),
             counters: Counters::default(),
             claims: FileClaims::new(),
+            journal: None,
+            loaded_journal_seq: 0,
         })
     }
 }
@@ -500,7 +566,7 @@ impl Nac {
 
     /// The link `id`.
     pub fn link(&self, id: LinkId) -> Option<&CausalLink> {
-        self.by_id.get(&id).map(|&i| &self.links[i as usize])
+        self.by_id.get(&id).map(|&(i, _)| &self.links[i as usize])
     }
 
     /// The link keyed by `event_signature`, `outcome_signature` and `context`.
@@ -535,6 +601,33 @@ impl Nac {
     /// The links that keep the episode `id` among their memory ids.
     pub fn links_with_memory(&self, id: RecordId) -> impl Iterator<Item = &CausalLink> {
         self.links.iter().filter(move |l| l.memory_ids.contains(&id))
+    }
+
+    /// The links whose event or outcome signature contains any of `keywords` (ignoring
+    /// case), with confidence at least `min_confidence`, most confident first (ties by id),
+    /// each once. Keywords shorter than [`MIN_KEYWORD_CHARS`] characters are ignored, so a
+    /// stray letter matches nothing.
+    pub fn search_links(&self, keywords: &[&str], min_confidence: f64) -> Vec<&CausalLink> {
+        let keys: Vec<String> = keywords
+            .iter()
+            .map(|k| k.trim().to_lowercase())
+            .filter(|k| k.chars().count() >= MIN_KEYWORD_CHARS)
+            .collect();
+        if keys.is_empty() {
+            return Vec::new();
+        }
+        let mut found: Vec<&CausalLink> = self
+            .links
+            .iter()
+            .filter(|l| l.confidence >= min_confidence)
+            .filter(|l| {
+                let event = l.event_signature.to_lowercase();
+                let outcome = l.outcome_signature.to_lowercase();
+                keys.iter().any(|k| event.contains(k.as_str()) || outcome.contains(k.as_str()))
+            })
+            .collect();
+        found.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then(a.id.cmp(&b.id)));
+        found
     }
 
     /// The events waiting for an outcome, oldest first.
@@ -652,10 +745,11 @@ impl Nac {
         check_name("outcome_signature", o.outcome_signature)?;
         check_delay(o.delay_secs)?;
         check_context("context", o.context)?;
-        let link = LinkId::from_parts(o.event_signature, o.outcome_signature, context_hash(o.context));
-        self.check_collision(link, o.event_signature, o.outcome_signature, o.context)?;
+        let (link, check) = LinkId::with_check(o.event_signature, o.outcome_signature, o.context);
+        self.check_collision(link, check)?;
         Ok(ObserveOp {
             link,
+            check,
             event_type: Cow::Borrowed(o.event_type),
             event_signature: Cow::Borrowed(o.event_signature),
             outcome_type: Cow::Borrowed(o.outcome_type),
@@ -667,17 +761,12 @@ impl Nac {
         })
     }
 
-    fn check_collision(&self, id: LinkId, event: &str, outcome: &str, context: &Map) -> Result<()> {
-        if let Some(&i) = self.by_id.get(&id) {
-            let l = &self.links[i as usize];
-            if l.event_signature != event
-                || l.outcome_signature != outcome
-                || !same_context(&l.context, context)
-            {
-                return Err(Error::LinkIdCollision { id });
-            }
+    /// Refuses a key whose id is held by a link of another key (their check hashes differ).
+    fn check_collision(&self, id: LinkId, check: u64) -> Result<()> {
+        match self.by_id.get(&id) {
+            Some(&(_, held)) if held != check => Err(Error::LinkIdCollision { id }),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Learns from one observation of an event followed by an outcome (§8.3 `observe`):
@@ -691,7 +780,7 @@ impl Nac {
         let _s = tracing::trace_span!("nac_observe").entered();
         let op = self.resolve(observation)?;
         let at = self.clock.now();
-        match self.apply(Op::Observe { at, obs: op }) {
+        match self.commit(Op::Observe { at, obs: op })? {
             Applied::Observed(o) => Ok(o),
             _ => unreachable!("an observe op reports an observation"),
         }
@@ -721,7 +810,7 @@ impl Nac {
             context: context.clone(),
             memory_id,
         };
-        self.apply(Op::RecordEvent { at, event: Cow::Owned(event) });
+        self.commit(Op::RecordEvent { at, event: Cow::Owned(event) })?;
         Ok(id)
     }
 
@@ -770,12 +859,13 @@ impl Nac {
                 None => Cow::Owned(format!("{}:{}", event.signature, outcome.valence)),
             };
             check_name("outcome_signature", &outcome_signature)?;
-            let link = LinkId::from_parts(&event.signature, &outcome_signature, context_hash(&event.context));
-            self.check_collision(link, &event.signature, &outcome_signature, &event.context)?;
+            let (link, check) = LinkId::with_check(&event.signature, &outcome_signature, &event.context);
+            self.check_collision(link, check)?;
             links.push((
                 event.id,
                 ObserveOp {
                     link,
+                    check,
                     event_type: Cow::Owned(event.event_type.clone()),
                     event_signature: Cow::Owned(event.signature.clone()),
                     outcome_type: Cow::Borrowed(outcome.outcome_type),
@@ -790,16 +880,12 @@ impl Nac {
         // Two events of one outcome may share a link, with a collision only between them.
         for (i, (_, a)) in links.iter().enumerate() {
             for (_, b) in &links[..i] {
-                if a.link == b.link
-                    && (a.event_signature != b.event_signature
-                        || a.outcome_signature != b.outcome_signature
-                        || !same_context(&a.context, &b.context))
-                {
+                if a.link == b.link && a.check != b.check {
                     return Err(Error::LinkIdCollision { id: a.link });
                 }
             }
         }
-        match self.apply(Op::RecordOutcome { at, links }) {
+        match self.commit(Op::RecordOutcome { at, links })? {
             Applied::Outcome(report) => Ok(report),
             _ => unreachable!("an outcome op reports an outcome"),
         }
@@ -811,17 +897,17 @@ impl Nac {
     pub fn decay_all(&mut self, factor: f64) -> Result<()> {
         let _s = tracing::debug_span!("nac_decay_all", n_links = self.links.len()).entered();
         maxim_core::check_unit("factor", factor)?;
-        self.apply(Op::DecayAll { factor });
+        self.commit(Op::DecayAll { factor })?;
         Ok(())
     }
 
     /// Forgets the episode `id` in every link that keeps it (registered as the episodic
     /// layer's deletion callback); returns how many links changed. An unknown id changes
-    /// nothing.
-    pub fn remove_memory(&mut self, id: RecordId) -> usize {
+    /// nothing. Fails only when the journal cannot be written.
+    pub fn remove_memory(&mut self, id: RecordId) -> Result<usize> {
         let _s = tracing::debug_span!("nac_remove_memory", %id).entered();
-        match self.apply(Op::RemoveMemory { id }) {
-            Applied::Count(n) => n,
+        match self.commit(Op::RemoveMemory { id })? {
+            Applied::Count(n) => Ok(n),
             _ => unreachable!("a remove-memory op reports a count"),
         }
     }
@@ -832,7 +918,7 @@ impl Nac {
         if !self.by_id.contains_key(&id) {
             return Err(Error::UnknownLink { id });
         }
-        match self.apply(Op::RemoveLink { id }) {
+        match self.commit(Op::RemoveLink { id })? {
             Applied::Removed(link) => Ok(*link),
             _ => unreachable!("a remove-link op reports the link"),
         }
@@ -853,11 +939,19 @@ impl Nac {
             value: maxim_core::check_unit("value", value)?,
             confidence: maxim_core::check_unit("confidence", confidence)?,
         };
-        self.apply(Op::SetPrior { key: Cow::Owned(prior_key(event_type, signature)), prior });
+        self.commit(Op::SetPrior { key: Cow::Owned(prior_key(event_type, signature)), prior })?;
         Ok(())
     }
 
     // ----- the one place state changes -----
+
+    /// Journals `op` when the store is open on a directory, then applies it.
+    fn commit(&mut self, op: Op<'_>) -> Result<Applied> {
+        if let Some(dir) = &mut self.journal {
+            dir.append(&op.to_static())?;
+        }
+        Ok(self.apply(op))
+    }
 
     /// Applies one resolved op. It cannot fail: everything was checked when it was built.
     pub(crate) fn apply(&mut self, op: Op<'_>) -> Applied {
@@ -903,7 +997,7 @@ impl Nac {
                 Applied::Count(n)
             }
             Op::RemoveLink { id } => match self.by_id.get(&id) {
-                Some(&i) => {
+                Some(&(i, _)) => {
                     self.counters.links_removed += 1;
                     Applied::Removed(Box::new(self.remove_at(i as usize)))
                 }
@@ -929,7 +1023,7 @@ impl Nac {
     #[inline]
     fn apply_observe(&mut self, o: &ObserveOp<'_>, at: Timestamp) -> Observed {
         self.counters.total_observations += 1;
-        if let Some(&i) = self.by_id.get(&o.link) {
+        if let Some(&(i, _)) = self.by_id.get(&o.link) {
             let link = &mut self.links[i as usize];
             let err = link.rescorla_wagner(o.valence, self.alpha);
             link.record_observation(o.delay_secs, o.valence, o.memory_id, at);
@@ -949,15 +1043,15 @@ impl Nac {
         );
         link.first_observation(o.delay_secs, o.memory_id, at);
         let err = link.rescorla_wagner(o.valence, self.alpha);
-        self.insert(link);
+        self.insert(link, o.check);
         self.counters.links_created += 1;
         Observed { link: o.link, created: true, prediction_error: err, evicted }
     }
 
     /// Adds `link` (its id is not held) to the vector and both indexes.
-    pub(crate) fn insert(&mut self, link: CausalLink) {
+    pub(crate) fn insert(&mut self, link: CausalLink, check: u64) {
         let i = self.links.len() as u32;
-        self.by_id.insert(link.id, i);
+        self.by_id.insert(link.id, (i, check));
         self.by_event.entry(text_hash(&link.event_signature)).or_default().push(i);
         self.links.push(link);
     }
@@ -976,7 +1070,9 @@ impl Nac {
         }
         if i != last {
             let moved = &self.links[i];
-            self.by_id.insert(moved.id, i as u32);
+            if let Some(entry) = self.by_id.get_mut(&moved.id) {
+                entry.0 = i as u32;
+            }
             if let Some(list) = self.by_event.get_mut(&text_hash(&moved.event_signature))
                 && let Some(slot) = list.iter_mut().find(|j| **j as usize == last)
             {
@@ -1002,5 +1098,32 @@ impl Nac {
             .expect("a full store holds a link");
         self.counters.evictions += 1;
         self.remove_at(victim).id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use maxim_core::{ManualClock, Timestamp};
+
+    use super::*;
+
+    #[test]
+    fn a_key_that_fails_its_check_is_refused_and_changes_nothing() {
+        let mut nac = Nac::with_clock(ManualClock::new(Timestamp::from_secs(1)).shared());
+        let obs = Observation::new("tool", "tool:grasp", "r", "ok", Valence::Positive);
+        let id = nac.observe(&obs).unwrap().link;
+        // Pretend another key holds this id: its check hash differs.
+        nac.by_id.get_mut(&id).unwrap().1 ^= 1;
+        let err = nac.observe(&obs).unwrap_err();
+        assert!(matches!(err, Error::LinkIdCollision { id: got } if got == id));
+        assert_eq!(nac.link(id).unwrap().observation_count(), 1);
+        assert_eq!(nac.total_observations(), 1);
+        nac.record_event("tool", "tool:grasp", &NO_CONTEXT, None).unwrap();
+        let outcome = Outcome {
+            outcome_signature: Some("ok"),
+            ..Outcome::of_signature("r", "tool:grasp", Valence::Positive)
+        };
+        assert!(matches!(nac.record_outcome(&outcome), Err(Error::LinkIdCollision { .. })));
+        assert_eq!(nac.pending_events().len(), 1);
     }
 }

@@ -2,6 +2,7 @@
 
 use ips_gate::{assess_randomness, lag1_autocorrelation};
 use maxim_core::{PatternType, SplitMix64};
+use proptest::prelude::*;
 
 #[test]
 fn one_to_ten_is_a_trend() {
@@ -98,4 +99,63 @@ fn long_series_are_assessed_too() {
     let a = assess_randomness(&values).unwrap();
     assert_eq!(a.n, 1000);
     assert!(!a.is_random);
+}
+
+/// §9.1 transliterated as the Python does it: sort for the median, lists for the runs.
+fn naive(values: &[f64]) -> (bool, f64, PatternType, f64, f64) {
+    let n = values.len();
+    if n < 8 {
+        return (true, 0.0, PatternType::InsufficientData, 0.0, 0.0);
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let m = if n % 2 == 1 { sorted[n / 2] } else { f64::midpoint(sorted[n / 2 - 1], sorted[n / 2]) };
+    let b: Vec<bool> = values.iter().filter(|v| **v != m).map(|v| *v > m).collect();
+    if b.len() < 4 {
+        return (true, 0.0, PatternType::InsufficientData, 0.0, 0.0);
+    }
+    let runs = 1 + b.windows(2).filter(|w| w[0] != w[1]).count();
+    let n1 = b.iter().filter(|x| **x).count() as f64;
+    let n0 = b.len() as f64 - n1;
+    let nn = b.len() as f64;
+    let z = if n1 == 0.0 || n0 == 0.0 {
+        0.0
+    } else {
+        (runs as f64 - (2.0 * n1 * n0 / nn + 1.0))
+            / (2.0 * n1 * n0 * (2.0 * n1 * n0 - nn) / (nn * nn * (nn - 1.0))).max(1e-10).sqrt()
+    };
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let den: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
+    let num: f64 = values.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum();
+    let r1 = if den < 1e-15 { 0.0 } else { num / den };
+    let pc = (z.abs() / 3.0).min(1.0).max((2.0 * r1.abs()).min(1.0));
+    let random = pc < 0.4;
+    let t = if random {
+        PatternType::Random
+    } else if z < -1.96 {
+        PatternType::Trending
+    } else if z > 1.96 {
+        PatternType::Cyclic
+    } else if r1.abs() > 0.3 {
+        PatternType::Clustering
+    } else {
+        PatternType::Trending
+    };
+    (random, pc, t, z, r1)
+}
+
+proptest! {
+    /// Continuous values and values with many ties (small integers), at every length.
+    #[test]
+    fn assess_agrees_with_a_naive_transliteration(
+        values in proptest::collection::vec(prop_oneof![0.0f64..10.0, (0u8..4).prop_map(f64::from)], 0..300),
+    ) {
+        let a = assess_randomness(&values).unwrap();
+        let (random, pc, t, z, r1) = naive(&values);
+        prop_assert_eq!(a.is_random, random);
+        prop_assert_eq!(a.pattern_type, t);
+        prop_assert!((a.pattern_confidence - pc).abs() < 1e-9);
+        prop_assert!((a.runs_z - z).abs() < 1e-9);
+        prop_assert!((a.lag1_autocorrelation - r1).abs() < 1e-9);
+    }
 }

@@ -140,7 +140,7 @@ fn the_gate_tests_the_intervals_with_assess_randomness() {
     let expected = assess_randomness(&gaps).unwrap();
     match gate.judge(&causal(times)).verdict {
         Verdict::Random { assessment } | Verdict::Structured { assessment } => {
-            assert_eq!(assessment, expected)
+            assert_eq!(assessment, expected);
         }
         other => panic!("unexpected {other:?}"),
     }

@@ -3,6 +3,7 @@
 mod bad_input;
 mod common;
 mod convergence;
+mod journal;
 mod model;
 mod outcomes;
 mod persistence;

@@ -163,9 +163,9 @@ fn queries_by_event_valence_and_memory() {
     assert_eq!(nac.links_with_valence(Valence::Positive).count(), 2);
     assert_eq!(nac.links_with_valence(Valence::Negative).count(), 1);
     assert_eq!(nac.links_with_memory(m).count(), 2);
-    assert_eq!(nac.remove_memory(m), 2);
+    assert_eq!(nac.remove_memory(m).unwrap(), 2);
     assert_eq!(nac.links_with_memory(m).count(), 0);
-    assert_eq!(nac.remove_memory(m), 0);
+    assert_eq!(nac.remove_memory(m).unwrap(), 0);
 }
 
 #[test]
@@ -328,4 +328,24 @@ fn stats_count_what_happened() {
     let s = nac.stats();
     assert_eq!((s.links, s.total_observations, s.links_created, s.priors), (1, 2, 1, 1));
     assert_eq!(nac.total_observations(), 2);
+}
+
+#[test]
+fn keyword_search_scans_signatures() {
+    let (mut nac, _) = default_store();
+    for _ in 0..4 {
+        nac.observe(&Observation::new("tool", "tool:Grasp", "r", "grasp:ok", Valence::Positive)).unwrap();
+    }
+    nac.observe(&Observation::new("tool", "tool:lift", "r", "lift:ok", Valence::Positive)).unwrap();
+    nac.observe(&Observation::new("tool", "tool:push", "r", "box:moved", Valence::Positive)).unwrap();
+    let names = |found: Vec<&nac::CausalLink>| {
+        found.iter().map(|l| l.event_signature().to_owned()).collect::<Vec<_>>()
+    };
+    // Case-insensitive substrings of either signature, each link once, most confident first.
+    assert_eq!(names(nac.search_links(&["grasp", "GRASP", "lift"], 0.0)), vec!["tool:Grasp", "tool:lift"]);
+    assert_eq!(names(nac.search_links(&["moved"], 0.0)), vec!["tool:push"]);
+    // Short keywords are ignored; the confidence floor applies.
+    assert!(nac.search_links(&["ok", "x"], 0.0).is_empty());
+    assert_eq!(names(nac.search_links(&["tool"], 0.6)), vec!["tool:Grasp"]);
+    assert!(nac.search_links(&[], 0.0).is_empty());
 }

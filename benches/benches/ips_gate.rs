@@ -1,0 +1,122 @@
+//! The randomness gate (`ips-gate`) on the shared workload (`shared/bench/WORKLOAD.md`, part i).
+//!
+//! - `assess/100`: `assess_randomness` of one 100-value series of part i (seed 9; the four
+//!   kinds in turn: uniform, drifting, periodic, exponential), cycling through the 10^4
+//!   series; `assess/pass_10000`: the whole pass over the 10^4 series;
+//! - `gate_batch/sequential/10000` and `gate_batch/parallel/10000`: 10^4 promotion
+//!   candidates judged on one thread and spread over rayon's threads. Three in four are causal
+//!   candidates with 100 observation times (random, bursty or slowing timing), one in four a
+//!   statistical candidate judged on its confidence.
+//!
+//! Run with `cargo bench -p maxim-benches --bench ips_gate`.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use ips_gate::{IpsGate, assess_randomness};
+use maxim_core::contracts::{CAUSAL_PATTERN, OPERATIONAL_PATTERN};
+use maxim_core::{PromotionCandidate, Source, SplitMix64, Timestamp};
+
+/// The 10^4 series of part i.
+fn series() -> Vec<Vec<f64>> {
+    let mut rng = SplitMix64::new(9);
+    (0..10_000)
+        .map(|s| {
+            (0..100)
+                .map(|t| {
+                    let u = rng.uniform();
+                    let t = f64::from(t);
+                    match s % 4 {
+                        0 => u,
+                        1 => 0.01 * t + u,
+                        2 => (2.0 * std::f64::consts::PI * t / 12.0).sin() + 0.5 * u,
+                        _ => -(1.0 - u).ln(),
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn candidate(i: usize, rng: &mut SplitMix64) -> PromotionCandidate {
+    let mut t = 1_700_000_000.0;
+    let (category, confidence, times) = match i % 4 {
+        0 => (OPERATIONAL_PATTERN, rng.uniform(), Vec::new()),
+        kind => {
+            let times = (0..100)
+                .map(|k| {
+                    t += match kind {
+                        1 => -(1.0 - rng.uniform()).ln() * 3600.0,
+                        2 => {
+                            if k % 5 == 0 {
+                                86_400.0
+                            } else {
+                                60.0 * rng.uniform()
+                            }
+                        }
+                        _ => 60.0 * f64::from(k) + rng.uniform(),
+                    };
+                    Timestamp::from_secs_f64(t).expect("a time in range")
+                })
+                .collect();
+            (CAUSAL_PATTERN, 0.8, times)
+        }
+    };
+    PromotionCandidate {
+        pattern_name: format!("pattern {i}"),
+        category: category.into(),
+        confidence,
+        observations: times.len() as u32,
+        source_memory_ids: Vec::new(),
+        observed_at: times,
+        source: Source::Episodic,
+        metadata: BTreeMap::new(),
+    }
+}
+
+fn assess(crit: &mut Criterion) {
+    let all = series();
+    let mut group = crit.benchmark_group("assess");
+    let mut i = 0;
+    group.bench_function(BenchmarkId::new("series", 100), |b| {
+        b.iter(|| {
+            i = (i + 1) % all.len();
+            black_box(assess_randomness(black_box(&all[i])).expect("finite values"))
+        });
+    });
+    group.throughput(Throughput::Elements(all.len() as u64));
+    group.bench_function("pass_10000", |b| {
+        b.iter(|| all.iter().filter(|s| assess_randomness(s).expect("finite values").is_random).count());
+    });
+    group.finish();
+}
+
+fn gate_batch(crit: &mut Criterion) {
+    let mut rng = SplitMix64::new(12);
+    let candidates: Vec<PromotionCandidate> = (0..10_000).map(|i| candidate(i, &mut rng)).collect();
+    let gate = IpsGate::default();
+    let admitted = gate.judge_batch(&candidates).iter().filter(|j| j.admitted).count();
+    println!(
+        "ips gate: {admitted} of {} candidates admitted; {} threads",
+        candidates.len(),
+        rayon::current_num_threads()
+    );
+    let mut group = crit.benchmark_group("gate_batch");
+    group.throughput(Throughput::Elements(candidates.len() as u64));
+    group.bench_function(BenchmarkId::new("sequential", candidates.len()), |b| {
+        b.iter(|| black_box(gate.judge_batch_sequential(black_box(&candidates))));
+    });
+    group.bench_function(BenchmarkId::new("parallel", candidates.len()), |b| {
+        b.iter(|| black_box(gate.judge_batch(black_box(&candidates))));
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    targets = assess, gate_batch
+}
+criterion_main!(benches);
