@@ -182,10 +182,10 @@ impl Hippocampus {
                 }
             }
             Op::Compress { id } => {
-                if let Some(s) = self.slots.slot_of(id) {
-                    if self.compress_slot(s) {
-                        self.counters.compressions = self.counters.compressions.saturating_add(1);
-                    }
+                if let Some(s) = self.slots.slot_of(id)
+                    && self.compress_slot(s)
+                {
+                    self.counters.compressions = self.counters.compressions.saturating_add(1);
                 }
             }
             Op::Remove { id } => {

@@ -10,7 +10,8 @@
 //!
 //! The principal types:
 //!
-//! - [`Hippocampus`]: the store; [`HippocampusConfig`] its settings;
+//! - [`Hippocampus`]: the store, built in memory or opened on a directory with its journal
+//!   ([`HippocampusBuilder::open`], [`journal`], [`Op`]); [`HippocampusConfig`] its settings;
 //! - [`Episode`]: a record, full ([`EpisodicMemory`]) or compressed ([`CompressedMemory`]);
 //! - [`NewEpisode`] and [`LoopStep`]: what a capture takes; [`RecallFilter`]: what a recall
 //!   matches;

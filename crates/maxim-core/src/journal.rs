@@ -12,8 +12,9 @@
 //!   table) can carry the same entries.
 //! - [`SyncPolicy`] says when appended entries reach stable storage: [`SyncPolicy::Always`]
 //!   before each append returns, [`SyncPolicy::Interval`] by a background group commit (the
-//!   default, once a second: at most one interval of acknowledged work is lost to a power
-//!   cut; nothing is lost when only the process dies), or [`SyncPolicy::Never`].
+//!   default, once a second: at most one interval of acknowledged work is lost to a crash
+//!   or a power cut), or [`SyncPolicy::Never`] (written at once, synced when the operating
+//!   system likes).
 //! - [`Journal`] encodes an operation type `Op` and numbers its entries 1, 2, 3, ...
 //! - [`StoreDir`] is what a layer crate uses: it locks the directory against a second
 //!   process, cleans its own stale temporaries, loads the snapshot, replays the journal,
@@ -116,22 +117,21 @@ const BASE_AT: usize = 28;
 const CRC_AT: usize = 36;
 
 /// When appended entries are made durable (`fsync`), like Redis's `appendfsync`.
-///
-/// Every policy writes each entry to the operating system before the append returns, so a
-/// process that is killed loses nothing it acknowledged; the policies differ in what a power
-/// cut or a kernel crash can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SyncPolicy {
     /// `fsync` before each append returns: nothing acknowledged is ever lost. Costs one
     /// `fsync` per write (bound by the disk: tens of microseconds to milliseconds).
     Always,
-    /// Group commit: a background thread `fsync`s the journal once per interval when
-    /// something was appended. A power cut loses at most the writes of the last interval
-    /// (plus the time one `fsync` takes). The default, with [`DEFAULT_SYNC_INTERVAL`].
+    /// Group commit: appended entries are gathered in memory and a background thread writes
+    /// and `fdatasync`s them once per interval (and writes them at once when a megabyte has
+    /// gathered). A crash of the process or a power cut loses at most the writes of the last
+    /// interval (plus the time one write and `fsync` take). The default, with
+    /// [`DEFAULT_SYNC_INTERVAL`].
     Interval(Duration),
-    /// Never `fsync` the journal; the operating system writes it back when it likes
-    /// (on Linux, within about 30 seconds). Checkpoints are still durable.
+    /// Each entry is written to the operating system before the append returns (a killed
+    /// process loses nothing) but never `fsync`ed; the operating system writes it back when
+    /// it likes (on Linux, within about 30 seconds). Checkpoints are still durable.
     Never,
 }
 
@@ -189,15 +189,22 @@ pub trait Sink: Send + Sync + fmt::Debug {
 /// Opening checks the header; the first [`read_from`](Sink::read_from) checks every entry
 /// and cuts a torn tail; an append before any read reads (and checks) the file first, so an
 /// entry is never written after damage.
+///
+/// Under [`SyncPolicy::Interval`] appended entries are gathered in memory and a background
+/// thread writes and `fdatasync`s them once per interval (group commit), or at once when a
+/// megabyte has gathered; [`sync`](Sink::sync), a restart and dropping the sink write them
+/// too. Under [`SyncPolicy::Always`] and [`SyncPolicy::Never`] each append is written
+/// before it returns.
 pub struct FileSink {
     path: PathBuf,
     kind: String,
-    file: File,
+    shared: Arc<FlushShared>,
     base: u64,
-    /// End of the last intact entry once the file has been read; `None` before.
+    /// End of the last intact entry, gathered ones included, once the file has been read;
+    /// `None` before.
     end: Option<u64>,
     policy: SyncPolicy,
-    buf: Vec<u8>,
+    entry: Vec<u8>,
     flusher: Option<Flusher>,
 }
 
@@ -213,47 +220,86 @@ impl fmt::Debug for FileSink {
     }
 }
 
+/// Gathered entries written at once when they reach this many bytes.
+const GATHER_MAX: usize = 1 << 20;
+
+/// The file, shared with the background thread; whoever holds it writes.
+struct FileIo {
+    file: File,
+    /// End of what has been written to the file.
+    written: u64,
+    /// Whether something was written since the last `fdatasync`.
+    dirty: bool,
+}
+
+impl FileIo {
+    /// Writes the entries gathered so far (taken out of `gathered`, whose lock is held only
+    /// for that), then `fdatasync`s when `sync` and something is unsynced. Appends go on
+    /// gathering meanwhile. A failed write is cut back off the file.
+    fn flush(&mut self, gathered: &Mutex<Vec<u8>>, sync: bool) -> io::Result<()> {
+        let batch = std::mem::take(&mut *gathered.lock().unwrap_or_else(PoisonError::into_inner));
+        if !batch.is_empty() {
+            let at = self.written;
+            let wrote = self.file.seek(SeekFrom::Start(at)).and_then(|_| self.file.write_all(&batch));
+            if let Err(e) = wrote {
+                let _ = self.file.set_len(at);
+                return Err(e);
+            }
+            self.written += batch.len() as u64;
+            self.dirty = true;
+        }
+        if sync && self.dirty {
+            self.file.sync_data()?;
+            self.dirty = false;
+        }
+        Ok(())
+    }
+}
+
 /// The background group commit of [`SyncPolicy::Interval`].
 struct Flusher {
-    shared: Arc<FlushShared>,
     stop: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 struct FlushShared {
-    file: Mutex<File>,
-    dirty: AtomicBool,
+    io: Mutex<FileIo>,
+    /// Entries appended but not yet written (group commit). Lock order: `io`, then this.
+    gathered: Mutex<Vec<u8>>,
     failed: AtomicBool,
 }
 
-impl Flusher {
-    fn start(file: &File, interval: Duration, path: &Path) -> io::Result<Self> {
-        let shared = Arc::new(FlushShared {
-            file: Mutex::new(file.try_clone()?),
-            dirty: AtomicBool::new(false),
-            failed: AtomicBool::new(false),
-        });
-        let (stop, stopped) = mpsc::channel::<()>();
-        let inner = Arc::clone(&shared);
-        let path = path.to_path_buf();
-        let thread = std::thread::Builder::new().name("maxim-journal-sync".into()).spawn(move || {
-            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
-                inner.sync_if_dirty(&path);
-            }
-        })?;
-        Ok(Self { shared, stop: Some(stop), thread: Some(thread) })
+impl FlushShared {
+    fn io(&self) -> std::sync::MutexGuard<'_, FileIo> {
+        self.io.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn gathered(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
+        self.gathered.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Writes and syncs what is gathered; a failure is logged and remembered.
+    fn flush(&self, path: &Path, sync: bool) -> io::Result<()> {
+        let flushed = self.io().flush(&self.gathered, sync);
+        if let Err(e) = &flushed {
+            self.failed.store(true, Ordering::Release);
+            tracing::error!(path = %path.display(), error = %e, "journal write or fsync failed");
+        }
+        flushed
     }
 }
 
-impl FlushShared {
-    fn sync_if_dirty(&self, path: &Path) {
-        if self.dirty.swap(false, Ordering::AcqRel) {
-            let file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Err(e) = file.sync_data() {
-                self.failed.store(true, Ordering::Release);
-                tracing::error!(path = %path.display(), error = %e, "journal fsync failed");
+impl Flusher {
+    fn start(shared: &Arc<FlushShared>, interval: Duration, path: &Path) -> io::Result<Self> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let inner = Arc::clone(shared);
+        let path = path.to_path_buf();
+        let thread = std::thread::Builder::new().name("maxim-journal-sync".into()).spawn(move || {
+            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+                let _ = inner.flush(&path, true);
             }
-        }
+        })?;
+        Ok(Self { stop: Some(stop), thread: Some(thread) })
     }
 }
 
@@ -268,8 +314,9 @@ impl Drop for Flusher {
 
 impl Drop for FileSink {
     fn drop(&mut self) {
-        if let Some(flusher) = &self.flusher {
-            flusher.shared.sync_if_dirty(&self.path);
+        drop(self.flusher.take());
+        if matches!(self.policy, SyncPolicy::Interval(_)) {
+            let _ = self.shared.flush(&self.path, true);
         }
     }
 }
@@ -308,13 +355,19 @@ impl FileSink {
                 return Err(rejection.into_error(path, kept));
             }
         };
+        let io = FileIo { file, written: JOURNAL_HEADER_LEN as u64, dirty: false };
+        let shared = Arc::new(FlushShared {
+            io: Mutex::new(io),
+            gathered: Mutex::new(Vec::new()),
+            failed: AtomicBool::new(false),
+        });
         let flusher = match policy {
             SyncPolicy::Interval(d) => {
-                Some(Flusher::start(&file, d, &path).map_err(|e| Error::io(&path, e))?)
+                Some(Flusher::start(&shared, d, &path).map_err(|e| Error::io(&path, e))?)
             }
             _ => None,
         };
-        Ok(Self { path, kind: kind.to_owned(), file, base, end: None, policy, buf: Vec::new(), flusher })
+        Ok(Self { path, kind: kind.to_owned(), shared, base, end: None, policy, entry: Vec::new(), flusher })
     }
 
     /// The journal file.
@@ -327,27 +380,28 @@ impl FileSink {
         self.policy
     }
 
-    /// Size of the intact journal in bytes, header included (`None` before it was read).
+    /// Size of the intact journal in bytes, header and gathered entries included (`None`
+    /// before it was read).
     pub fn intact_len(&self) -> Option<u64> {
         self.end
     }
 
-    fn check_flusher(&self) -> Result<()> {
-        match &self.flusher {
-            Some(f) if f.shared.failed.load(Ordering::Acquire) => Err(Error::io(
+    fn check_failed(&self) -> Result<()> {
+        if self.shared.failed.load(Ordering::Acquire) {
+            return Err(Error::io(
                 &self.path,
                 io::Error::other(
-                    "a background fsync of the journal failed; acknowledged writes may not be durable",
+                    "a background write or fsync of the journal failed; acknowledged writes may be lost",
                 ),
-            )),
-            _ => Ok(()),
+            ));
         }
+        Ok(())
     }
 }
 
 impl Sink for FileSink {
     fn append(&mut self, seq: u64, payload: &[u8]) -> Result<()> {
-        self.check_flusher()?;
+        self.check_failed()?;
         let len = u32::try_from(payload.len()).ok().filter(|&n| n <= MAX_ENTRY_LEN).ok_or_else(|| {
             Error::invalid("journal entry", format!("{} bytes exceed {MAX_ENTRY_LEN}", payload.len()))
         })?;
@@ -355,29 +409,45 @@ impl Sink for FileSink {
             self.read_from(u64::MAX, &mut |_, _| Ok(()))?;
         }
         let end = self.end.unwrap_or(JOURNAL_HEADER_LEN as u64);
-        self.buf.clear();
-        self.buf.extend_from_slice(&entry_header(len, seq, payload));
-        self.buf.extend_from_slice(payload);
-        let written = self.file.seek(SeekFrom::Start(end)).and_then(|_| self.file.write_all(&self.buf));
-        if let Err(e) = written {
-            // Leave no partial entry behind: cut back to the last whole one.
-            let _ = self.file.set_len(end);
+        self.entry.clear();
+        self.entry.extend_from_slice(&entry_header(len, seq, payload));
+        self.entry.extend_from_slice(payload);
+        let flushed = if let SyncPolicy::Interval(_) = self.policy {
+            // Group commit: only the gathering lock, held for a copy.
+            let mut gathered = self.shared.gathered();
+            gathered.extend_from_slice(&self.entry);
+            let full = gathered.len() >= GATHER_MAX;
+            drop(gathered);
+            // Written at once when a megabyte has gathered, unless the background thread
+            // holds the file (it is writing and syncing): then it goes on gathering.
+            match self.shared.io.try_lock() {
+                Ok(mut io) if full => io.flush(&self.shared.gathered, false),
+                Err(std::sync::TryLockError::Poisoned(p)) if full => {
+                    p.into_inner().flush(&self.shared.gathered, false)
+                }
+                _ => Ok(()),
+            }
+        } else {
+            let mut io = self.shared.io();
+            self.shared.gathered().extend_from_slice(&self.entry);
+            io.flush(&self.shared.gathered, self.policy == SyncPolicy::Always)
+        };
+        if let Err(e) = flushed {
+            // Nothing of this entry (or of those gathered with it) stays in the file.
+            if matches!(self.policy, SyncPolicy::Interval(_)) {
+                // Entries acknowledged earlier were gathered with it and are lost.
+                self.shared.failed.store(true, Ordering::Release);
+                self.end = None;
+            }
             return Err(Error::io(&self.path, e));
         }
-        self.end = Some(end + self.buf.len() as u64);
-        match (&self.policy, &self.flusher) {
-            (SyncPolicy::Always, _) => self.file.sync_data().map_err(|e| Error::io(&self.path, e)),
-            (_, Some(flusher)) => {
-                flusher.shared.dirty.store(true, Ordering::Release);
-                Ok(())
-            }
-            _ => Ok(()),
-        }
+        self.end = Some(end + self.entry.len() as u64);
+        Ok(())
     }
 
     fn sync(&mut self) -> Result<()> {
-        self.check_flusher()?;
-        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
+        self.check_failed()?;
+        self.shared.flush(&self.path, true).map_err(|e| Error::io(&self.path, e))
     }
 
     fn base(&self) -> u64 {
@@ -393,9 +463,13 @@ impl Sink for FileSink {
         after: u64,
         visit: &mut dyn FnMut(u64, &[u8]) -> Result<()>,
     ) -> Result<ReadReport> {
-        let file_len = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
-        self.file.seek(SeekFrom::Start(JOURNAL_HEADER_LEN as u64)).map_err(|e| Error::io(&self.path, e))?;
-        let mut reader = BufReader::with_capacity(1 << 16, &mut self.file);
+        let shared = Arc::clone(&self.shared);
+        let mut io = shared.io();
+        io.flush(&shared.gathered, false).map_err(|e| Error::io(&self.path, e))?;
+        let file = &mut io.file;
+        let file_len = file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+        file.seek(SeekFrom::Start(JOURNAL_HEADER_LEN as u64)).map_err(|e| Error::io(&self.path, e))?;
+        let mut reader = BufReader::with_capacity(1 << 16, &mut *file);
         let mut at = JOURNAL_HEADER_LEN as u64;
         let mut report = ReadReport { last_seq: self.base, ..ReadReport::default() };
         let mut payload = Vec::new();
@@ -431,74 +505,76 @@ impl Sink for FileSink {
         drop(reader);
         if let Some(what) = damage {
             // Damage at the end is a torn append; damage followed by an intact entry is not.
-            if let Some(later) = self.intact_entry_after(at, file_len, report.last_seq)? {
-                let err_detail = format!("{what} at byte {at}; an intact entry follows at byte {later}");
+            if let Some(later) = intact_entry_after(file, &self.path, at, file_len, report.last_seq)? {
+                let detail = format!("{what} at byte {at}; an intact entry follows at byte {later}");
+                drop(io);
                 drop(self.flusher.take());
                 let kept = codec::keep_aside(&self.path, SystemClock.now());
                 return Err(Error::Corrupt {
                     path: self.path.clone(),
-                    reason: CorruptReason::Payload(format!("journal entry damaged: {err_detail}")),
+                    reason: CorruptReason::Payload(format!("journal entry damaged: {detail}")),
                     kept_aside: kept,
                 });
             }
             report.torn_bytes = file_len - at;
             tracing::warn!(path = %self.path.display(), offset = at, bytes = report.torn_bytes, what = %what, "cutting a torn journal tail");
-            self.file
-                .set_len(at)
-                .and_then(|()| self.file.sync_all())
-                .map_err(|e| Error::io(&self.path, e))?;
+            file.set_len(at).and_then(|()| file.sync_all()).map_err(|e| Error::io(&self.path, e))?;
         }
+        io.written = at;
+        drop(io);
         self.end = Some(at);
         Ok(report)
     }
 
     fn restart(&mut self, base: u64) -> Result<()> {
-        self.check_flusher()?;
+        self.check_failed()?;
         write_fresh(&self.path, &self.kind, base)?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .open(&self.path)
             .map_err(|e| Error::io(&self.path, e))?;
-        if let Some(flusher) = &self.flusher {
-            let clone = file.try_clone().map_err(|e| Error::io(&self.path, e))?;
-            *flusher.shared.file.lock().unwrap_or_else(PoisonError::into_inner) = clone;
-            flusher.shared.dirty.store(false, Ordering::Release);
-        }
-        self.file = file;
+        // Gathered entries are all in the snapshot that preceded this restart: drop them.
+        let mut io = self.shared.io();
+        self.shared.gathered().clear();
+        *io = FileIo { file, written: JOURNAL_HEADER_LEN as u64, dirty: false };
+        drop(io);
         self.base = base;
         self.end = Some(JOURNAL_HEADER_LEN as u64);
         Ok(())
     }
 }
 
-impl FileSink {
-    /// Looks for an intact entry (length in bounds, a sequence number above `last_seq` and a
-    /// matching checksum) at any offset after `from`: proof that damage at `from` is not a
-    /// torn tail.
-    fn intact_entry_after(&mut self, from: u64, file_len: u64, last_seq: u64) -> Result<Option<u64>> {
-        let mut rest = Vec::new();
-        self.file
-            .seek(SeekFrom::Start(from))
-            .and_then(|_| (&mut self.file).take(file_len - from).read_to_end(&mut rest))
-            .map_err(|e| Error::io(&self.path, e))?;
-        // A later entry's number is at most one per entry header that fits in the rest.
-        let max_seq = last_seq.saturating_add(1 + (rest.len() / ENTRY_HEADER_LEN) as u64);
-        for p in 1..rest.len().saturating_sub(ENTRY_HEADER_LEN - 1) {
-            let mut head = [0u8; ENTRY_HEADER_LEN];
-            head.copy_from_slice(&rest[p..p + ENTRY_HEADER_LEN]);
-            let (len, crc, seq) = parse_entry_header(&head);
-            if seq <= last_seq || seq > max_seq || len > MAX_ENTRY_LEN {
-                continue;
-            }
-            let start = p + ENTRY_HEADER_LEN;
-            let Some(body) = rest.get(start..start + len as usize) else { continue };
-            if entry_crc(len, seq, body) == crc {
-                return Ok(Some(from + p as u64));
-            }
+/// Looks for an intact entry (length in bounds, a sequence number above `last_seq` and a
+/// matching checksum) at any offset after `from`: proof that damage at `from` is not a torn
+/// tail.
+fn intact_entry_after(
+    file: &mut File,
+    path: &Path,
+    from: u64,
+    file_len: u64,
+    last_seq: u64,
+) -> Result<Option<u64>> {
+    let mut rest = Vec::new();
+    file.seek(SeekFrom::Start(from))
+        .and_then(|_| file.take(file_len - from).read_to_end(&mut rest))
+        .map_err(|e| Error::io(path, e))?;
+    // A later entry's number is at most one per entry header that fits in the rest.
+    let max_seq = last_seq.saturating_add(1 + (rest.len() / ENTRY_HEADER_LEN) as u64);
+    for p in 1..rest.len().saturating_sub(ENTRY_HEADER_LEN - 1) {
+        let mut head = [0u8; ENTRY_HEADER_LEN];
+        head.copy_from_slice(&rest[p..p + ENTRY_HEADER_LEN]);
+        let (len, crc, seq) = parse_entry_header(&head);
+        if seq <= last_seq || seq > max_seq || len > MAX_ENTRY_LEN {
+            continue;
         }
-        Ok(None)
+        let start = p + ENTRY_HEADER_LEN;
+        let Some(body) = rest.get(start..start + len as usize) else { continue };
+        if entry_crc(len, seq, body) == crc {
+            return Ok(Some(from + p as u64));
+        }
     }
+    Ok(None)
 }
 
 fn bad_entry(path: &Path, at: u64, detail: &str) -> Error {
@@ -690,13 +766,23 @@ impl<Op: Serialize + DeserializeOwned> Journal<Op> {
     /// entry is as durable as the sink's policy promises.
     pub fn append(&mut self, op: &Op) -> Result<u64> {
         let seq = self.last_seq + 1;
-        self.buf.clear();
-        let buf = std::mem::take(&mut self.buf);
-        let buf = postcard::to_extend(op, buf)
-            .map_err(|e| Error::Encode { kind: "journal entry".to_owned(), reason: e.to_string() })?;
-        let appended = self.sink.append(seq, &buf);
-        self.buf = buf;
-        appended?;
+        // Encoded into a reused buffer (grown when an operation does not fit).
+        if self.buf.len() < 512 {
+            self.buf.resize(512, 0);
+        }
+        let n = loop {
+            let len = self.buf.len();
+            match postcard::to_slice(op, &mut self.buf).map(|used| used.len()) {
+                Ok(n) => break n,
+                Err(postcard::Error::SerializeBufferFull) if len <= MAX_ENTRY_LEN as usize => {
+                    self.buf.resize(len * 2, 0);
+                }
+                Err(e) => {
+                    return Err(Error::Encode { kind: "journal entry".to_owned(), reason: e.to_string() });
+                }
+            }
+        };
+        self.sink.append(seq, &self.buf[..n])?;
         self.last_seq = seq;
         Ok(seq)
     }
@@ -845,9 +931,8 @@ impl<Op: Serialize + DeserializeOwned> StoreDir<Op> {
         self.journal.as_mut().ok_or_else(|| Error::invalid("journal", "replay the journal before writing"))
     }
 
-    /// Journals `op` and returns its sequence number: when this returns, the operation
-    /// survives a crash of the process (and a power cut as the policy says). Call it after
-    /// validating, before applying.
+    /// Journals `op` and returns its sequence number: when this returns, the operation is as
+    /// durable as the policy says. Call it after validating, before applying.
     pub fn append(&mut self, op: &Op) -> Result<u64> {
         self.journal_mut()?.append(op)
     }

@@ -188,3 +188,54 @@ fn a_value_two_hundred_thousand_levels_deep_does_not_abort_a_capture() {
     };
     std::thread::Builder::new().stack_size(1 << 20).spawn(run).unwrap().join().unwrap();
 }
+
+/// The concurrency test (issue 15): threads saving one layer to one path while another
+/// thread reads the live path; every read is a whole snapshot that loads.
+#[test]
+fn saves_from_several_threads_never_expose_a_partial_file_to_a_reader() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (_clock, mut h) = layer();
+    for i in 0..20 {
+        h.capture(episode(&["mug", if i % 2 == 0 { "cup" } else { "box" }], "g", "t", None)).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.snap");
+    h.save(&path).unwrap();
+    let done = AtomicBool::new(false);
+    let (reads, bad) = std::thread::scope(|s| {
+        let savers: Vec<_> = (0..3)
+            .map(|_| {
+                s.spawn(|| {
+                    for _ in 0..60 {
+                        h.save(&path).unwrap();
+                    }
+                })
+            })
+            .collect();
+        let reader = s.spawn(|| {
+            let (mut reads, mut bad) = (0usize, 0usize);
+            let mut probe = Hippocampus::builder().build().unwrap();
+            while !done.load(Ordering::Relaxed) {
+                if let Ok(bytes) = std::fs::read(&path) {
+                    reads += 1;
+                    if probe.load_from_bytes(&path, &bytes).is_err() || probe.len() != 20 {
+                        bad += 1;
+                    }
+                }
+            }
+            (reads, bad)
+        });
+        for saver in savers {
+            saver.join().unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+        reader.join().unwrap()
+    });
+    assert_eq!(bad, 0, "{bad} of {reads} reads were not whole snapshots");
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains(".tmp-")), "{names:?}");
+}
