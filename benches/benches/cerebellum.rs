@@ -33,7 +33,11 @@ fn run(rng: &mut SplitMix64, n: usize, goals: usize) -> RunTrace {
     for _ in 0..4 {
         let t = rng.below(40);
         let tool = format!("tool{t}");
-        r = r.call(if t % 3 == 0 { Step::write(tool, "target") } else { Step::read(tool, "target") });
+        r = r.call(if t.is_multiple_of(3) {
+            Step::write(tool, "target")
+        } else {
+            Step::read(tool, "target")
+        });
     }
     r
 }

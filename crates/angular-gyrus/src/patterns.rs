@@ -337,10 +337,10 @@ impl AngularGyrus {
             for (c, period) in
                 [(&f.daily, Period::DAILY)].into_iter().chain(f.weekly.as_ref().map(|w| (w, Period::WEEKLY)))
             {
-                if let Ok(c) = c {
-                    if config.confirms_cosinor(c) {
-                        planned.push(cosinor_name(names[row], period));
-                    }
+                if let Ok(c) = c
+                    && config.confirms_cosinor(c)
+                {
+                    planned.push(cosinor_name(names[row], period));
                 }
             }
         }

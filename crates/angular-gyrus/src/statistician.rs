@@ -382,7 +382,7 @@ impl Statistician {
         let d = &mut m.detector;
         if d.state == DetectorState::ConfirmedRandom {
             d.steps_random += 1;
-            if d.steps_random % cfg.random_recheck_every != 0 {
+            if !d.steps_random.is_multiple_of(cfg.random_recheck_every) {
                 d.observations += 1;
                 return None;
             }
@@ -446,12 +446,11 @@ impl Statistician {
             next = resolved;
         } else if next != from {
             out.push(Transition { metric: name.to_owned(), from, to: next, confidence: pc });
-            if next == DetectorState::ConfirmedPattern {
-                if let Some(ag) = ag {
-                    if let Err(e) = self.fit_into(name, ag) {
-                        tracing::warn!(metric = name, error = %e, "fitting a confirmed pattern failed");
-                    }
-                }
+            if next == DetectorState::ConfirmedPattern
+                && let Some(ag) = ag
+                && let Err(e) = self.fit_into(name, ag)
+            {
+                tracing::warn!(metric = name, error = %e, "fitting a confirmed pattern failed");
             }
         }
         let d = &mut self.metrics.get_mut(name).expect("listed").detector;
@@ -526,21 +525,21 @@ impl Statistician {
         let rhythm = fit::fit_cosinor(&times, &values, Period::DAILY).ok();
         let mut best: Option<(f64, RecordId)> = None;
         let mut consider = |r2: f64, id: Option<RecordId>| {
-            if let Some(id) = id {
-                if best.is_none_or(|(b, _)| r2 > b) {
-                    best = Some((r2, id));
-                }
+            if let Some(id) = id
+                && best.is_none_or(|(b, _)| r2 > b)
+            {
+                best = Some((r2, id));
             }
         };
         if let Some(t) = &trend {
             consider(t.r_squared, ag.store_trend(name, t, &cfg)?);
         }
         let d = &mut m.detector;
-        if let Some(c) = &rhythm {
-            if let Some(id) = ag.store_cosinor(name, c, &cfg)? {
-                d.phase_lock = Some((c.phase, c.r_squared));
-                consider(c.r_squared, Some(id));
-            }
+        if let Some(c) = &rhythm
+            && let Some(id) = ag.store_cosinor(name, c, &cfg)?
+        {
+            d.phase_lock = Some((c.phase, c.r_squared));
+            consider(c.r_squared, Some(id));
         }
         if let Some((r2, id)) = best {
             d.ag_record = Some(id);

@@ -308,11 +308,11 @@ impl Concept {
     /// and its trace reinforced. The membership check scans at most [`MAX_SOURCE_EPISODES`] ids.
     pub fn reinforce(&mut self, episode: Option<RecordId>, now: Timestamp) {
         self.reinforcement_count = self.reinforcement_count.saturating_add(1);
-        if let Some(ep) = episode {
-            if !self.source_episode_ids.contains(&ep) {
-                self.source_episode_ids.push(ep);
-                self.keep_newest_episodes();
-            }
+        if let Some(ep) = episode
+            && !self.source_episode_ids.contains(&ep)
+        {
+            self.source_episode_ids.push(ep);
+            self.keep_newest_episodes();
         }
         self.confidence = self.confidence.max(confidence_for(self.reinforcement_count));
         self.meta.touch(now);

@@ -90,10 +90,10 @@ impl Postings {
     }
 
     pub(crate) fn remove(&mut self, key: &str, id: RecordId) {
-        if let Some(set) = self.0.get_mut(key) {
-            if set.remove(id) {
-                self.0.remove(key);
-            }
+        if let Some(set) = self.0.get_mut(key)
+            && set.remove(id)
+        {
+            self.0.remove(key);
         }
     }
 

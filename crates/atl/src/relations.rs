@@ -219,20 +219,21 @@ impl Atl {
         };
         let edge = EdgeSpec { kind, relationship, weight: new_weight, confidence: new_confidence };
         edge.write(graph, source, target, forward.is_some())?;
-        if symmetric && source != target {
-            if let Err(err) = edge.write(graph, target, source, forward.is_some()) {
-                // Put the first direction back as it was (only reachable when the graph is full).
-                match forward {
-                    None => {
-                        graph.remove_edge(source, target, kind, Some(relationship));
-                    }
-                    Some((weight, confidence)) => {
-                        let old = EdgeSpec { weight, confidence, ..edge };
-                        let _ = old.write(graph, source, target, true);
-                    }
+        if symmetric
+            && source != target
+            && let Err(err) = edge.write(graph, target, source, forward.is_some())
+        {
+            // Put the first direction back as it was (only reachable when the graph is full).
+            match forward {
+                None => {
+                    graph.remove_edge(source, target, kind, Some(relationship));
                 }
-                return Err(err);
+                Some((weight, confidence)) => {
+                    let old = EdgeSpec { weight, confidence, ..edge };
+                    let _ = old.write(graph, source, target, true);
+                }
             }
+            return Err(err);
         }
         if let Some((previous_weight, previous_confidence)) = forward {
             self.state.counters.relationships_reinforced += 1;

@@ -468,18 +468,18 @@ impl Atl {
                 return false;
             }
         }
-        if let Some(m) = filter.substrate_modality.as_deref() {
-            if concept.and_then(|c| c.substrate_modality.as_deref()) != Some(m) {
-                return false;
-            }
+        if let Some(m) = filter.substrate_modality.as_deref()
+            && concept.and_then(|c| c.substrate_modality.as_deref()) != Some(m)
+        {
+            return false;
         }
         if filter.source.as_ref().is_some_and(|s| record.meta().source != *s) {
             return false;
         }
-        if let Some(want) = filter.contested {
-            if self.state.contested.contains(&record.id()) != want {
-                return false;
-            }
+        if let Some(want) = filter.contested
+            && self.state.contested.contains(&record.id()) != want
+        {
+            return false;
         }
         true
     }

@@ -104,10 +104,10 @@ impl CrossLayerGraph {
         let mut metadata = Vec::with_capacity(state.meta.len());
         for n in state.live_nodes() {
             for h in state.halves(n, Side::Out) {
-                if h.has_meta {
-                    if let Some(m) = state.meta.get(&(n, h.other, h.kind)) {
-                        metadata.push((edges.len() as u32, m));
-                    }
+                if h.has_meta
+                    && let Some(m) = state.meta.get(&(n, h.other, h.kind))
+                {
+                    metadata.push((edges.len() as u32, m));
                 }
                 edges.push((
                     number[n as usize],

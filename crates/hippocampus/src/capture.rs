@@ -323,10 +323,10 @@ impl Hippocampus {
             let keys = derive_keys(rec, self.config.indexed_keys);
             self.index.insert(slot, &keys, self.slots.order());
         }
-        if let (Some(embedder), Some(vectors)) = (&self.embedder, &mut self.vectors) {
-            if let Some(rec) = self.slots.records[slot as usize].as_ref() {
-                let _ = vectors.add(id, &embedder.embed(&episode_text(rec)));
-            }
+        if let (Some(embedder), Some(vectors)) = (&self.embedder, &mut self.vectors)
+            && let Some(rec) = self.slots.records[slot as usize].as_ref()
+        {
+            let _ = vectors.add(id, &embedder.embed(&episode_text(rec)));
         }
         if self.config.enable_associative_graph {
             let formed = self.form_associations(slot, now);
@@ -369,14 +369,15 @@ impl Hippocampus {
             }
             let Some(cand) = self.slots.get(c) else { continue };
             let mut weight = 0.6 * score;
-            if let (Some(goal), Some(words), Some(other)) = (&own_goal, &own_words, cand.association_goal()) {
-                if !goal.is_empty() && !other.is_empty() {
-                    weight += if Arc::ptr_eq(goal, other) || goal == other {
-                        0.25
-                    } else {
-                        0.25 * words.jaccard(&GoalWords::of(other))
-                    };
-                }
+            if let (Some(goal), Some(words), Some(other)) = (&own_goal, &own_words, cand.association_goal())
+                && !goal.is_empty()
+                && !other.is_empty()
+            {
+                weight += if Arc::ptr_eq(goal, other) || goal == other {
+                    0.25
+                } else {
+                    0.25 * words.jaccard(&GoalWords::of(other))
+                };
             }
             // Any two timestamps are allowed, so their difference may not fit an i64.
             let dt = ts.abs_diff(self.slots.ts[c as usize]) as f64 / 1e6;
@@ -717,10 +718,10 @@ fn episode_from_loop(step: LoopStep) -> Result<NewEpisode> {
         active_goal: opt_text(&step.intent, "goal")?.map(Name::from),
         ..EpisodeContext::default()
     };
-    if let Some(Value::Map(state)) = &step.state {
-        if let Some(mode) = opt_text(state, "mode")? {
-            context.active_mode = Name::from(mode);
-        }
+    if let Some(Value::Map(state)) = &step.state
+        && let Some(mode) = opt_text(state, "mode")?
+    {
+        context.active_mode = Name::from(mode);
     }
     let reasoning = match opt_text(&step.intent, "reasoning")? {
         Some(r) => Some(r),

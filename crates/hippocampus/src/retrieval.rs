@@ -322,10 +322,10 @@ impl Hippocampus {
             [(KeyKind::Object, &perception.detected_objects), (KeyKind::Person, &perception.detected_people)];
         for (kind, names) in kinds {
             for name in names {
-                if let Some(k) = self.index.lookup(kind, name) {
-                    if !query.contains(&k) {
-                        query.push(k);
-                    }
+                if let Some(k) = self.index.lookup(kind, name)
+                    && !query.contains(&k)
+                {
+                    query.push(k);
                 }
             }
         }

@@ -718,10 +718,10 @@ pub(crate) fn intern_into(names: &mut FxHashSet<Name>, record: &mut Episode) {
 /// `person:` per distinct name.
 pub(crate) fn derive_keys(m: &EpisodicMemory, indexed: IndexedKeys) -> Vec<(KeyKind, &str)> {
     let mut keys: Vec<(KeyKind, &str)> = Vec::with_capacity(4 + m.perception.detected_objects.len());
-    if indexed.goal {
-        if let Some(g) = m.context.active_goal.as_deref().filter(|g| !g.is_empty()) {
-            keys.push((KeyKind::Goal, g));
-        }
+    if indexed.goal
+        && let Some(g) = m.context.active_goal.as_deref().filter(|g| !g.is_empty())
+    {
+        keys.push((KeyKind::Goal, g));
     }
     if indexed.tool && !m.action.tool_name.is_empty() {
         keys.push((KeyKind::Tool, &*m.action.tool_name));

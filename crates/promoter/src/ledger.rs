@@ -238,15 +238,15 @@ impl Ledger {
                 }
             }
             Op::Credit { concept, episode } => {
-                if let Some(entry) = self.concepts.get_mut(&concept) {
-                    if let Err(at) = entry.episodes.binary_search(&episode) {
-                        entry.episodes.insert(at, episode);
-                        if entry.episodes.len() > MAX_CREDITED_EPISODES {
-                            let extra = entry.episodes.len() - MAX_CREDITED_EPISODES;
-                            entry.episodes.drain(..extra);
-                        }
-                        entry.credits += 1;
+                if let Some(entry) = self.concepts.get_mut(&concept)
+                    && let Err(at) = entry.episodes.binary_search(&episode)
+                {
+                    entry.episodes.insert(at, episode);
+                    if entry.episodes.len() > MAX_CREDITED_EPISODES {
+                        let extra = entry.episodes.len() - MAX_CREDITED_EPISODES;
+                        entry.episodes.drain(..extra);
                     }
+                    entry.credits += 1;
                 }
             }
             Op::Evidence { pattern, observations, confidence, at } => {

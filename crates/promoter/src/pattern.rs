@@ -104,10 +104,10 @@ pub fn definition(candidate: &PromotionCandidate) -> String {
             }
         }
         PatternKind::Statistical => {
-            if let Some(MetaValue::Text(t)) = candidate.metadata.get("pattern_type") {
-                if !t.trim().is_empty() {
-                    let _ = write!(out, ". Type: {}", t.trim());
-                }
+            if let Some(MetaValue::Text(t)) = candidate.metadata.get("pattern_type")
+                && !t.trim().is_empty()
+            {
+                let _ = write!(out, ". Type: {}", t.trim());
             }
         }
         PatternKind::Other => {}

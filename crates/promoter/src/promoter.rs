@@ -471,12 +471,12 @@ impl SemanticPromoter {
                 ),
             );
         }
-        if self.config.gate_enabled {
-            if let Some(gate) = &self.gate {
-                let decision = gate.admits(c);
-                if !decision.admitted {
-                    return reject(RejectedBy::Gate, decision.reason);
-                }
+        if self.config.gate_enabled
+            && let Some(gate) = &self.gate
+        {
+            let decision = gate.admits(c);
+            if !decision.admitted {
+                return reject(RejectedBy::Gate, decision.reason);
             }
         }
         None
@@ -558,10 +558,10 @@ impl SemanticPromoter {
                 return fail(report, Stage::Journal, err.to_string());
             }
         }
-        if let Some(episode) = credited_by_find {
-            if let Err(err) = self.record(Op::Credit { concept, episode }) {
-                return fail(report, Stage::Journal, err.to_string());
-            }
+        if let Some(episode) = credited_by_find
+            && let Err(err) = self.record(Op::Credit { concept, episode })
+        {
+            return fail(report, Stage::Journal, err.to_string());
         }
         let mut out = Promotion {
             source: (*source).to_owned(),

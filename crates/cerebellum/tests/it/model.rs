@@ -146,11 +146,10 @@ proptest! {
                     for t in tools {
                         run = run.call(Step::read(format!("tool{t}"), "target"));
                     }
-                    if let Some(id) = cb.distil(&run, &Outcome::verified(["ok"])).unwrap().id() {
-                        if !ids.contains(&id) {
+                    if let Some(id) = cb.distil(&run, &Outcome::verified(["ok"])).unwrap().id()
+                        && !ids.contains(&id) {
                             ids.push(id);
                         }
-                    }
                 }
                 Event::Use { pick, success } if !ids.is_empty() => {
                     let id = ids[pick % ids.len()];

@@ -18,7 +18,7 @@ impl ContractFixture for Fixture {
         let mut m = EpisodicMemory::new(id, now);
         m.context.active_goal = Some(format!("goal {n}").into());
         m.action.tool_name = format!("tool_{n}").into();
-        m.outcome.success = Some(n % 2 == 0);
+        m.outcome.success = Some(n.is_multiple_of(2));
         Episode::from(m)
     }
 

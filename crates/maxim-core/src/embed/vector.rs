@@ -414,10 +414,10 @@ impl BestK {
     fn push(&mut self, cand: Scored) {
         if self.heap.len() < self.k {
             self.heap.push(cand);
-        } else if let Some(mut worst) = self.heap.peek_mut() {
-            if cand < *worst {
-                *worst = cand;
-            }
+        } else if let Some(mut worst) = self.heap.peek_mut()
+            && cand < *worst
+        {
+            *worst = cand;
         }
     }
 
@@ -549,7 +549,7 @@ mod tests {
             assert_eq!(seq, par);
             assert_eq!(seq, auto);
             assert_eq!(seq.len(), k.min(4500));
-            let even = |i: RecordId| i.as_u128() % 2 == 0;
+            let even = |i: RecordId| i.as_u128().is_multiple_of(2);
             assert_eq!(
                 index.top_k_with(&q, k, Parallelism::Sequential, even).unwrap(),
                 index.top_k_with(&q, k, Parallelism::Parallel, even).unwrap()
@@ -632,7 +632,7 @@ mod tests {
             let got = index.top_k_with(&query, k, Parallelism::Sequential, |_| true).unwrap();
             prop_assert_eq!(&got, &brute_force(&index, &query, k, |_| true));
             prop_assert_eq!(&got, &index.top_k_with(&query, k, Parallelism::Parallel, |_| true).unwrap());
-            let keep = |i: RecordId| i.as_u128() % modulus == 0;
+            let keep = |i: RecordId| i.as_u128().is_multiple_of(modulus);
             let filtered = index.top_k_filtered(&query, k, keep).unwrap();
             prop_assert_eq!(filtered, brute_force(&index, &query, k, keep));
             // Cosines agree with a plain f64 computation.

@@ -448,11 +448,11 @@ fn run_levels<A: Adjacency + ?Sized>(
     let mut frontier: Vec<(u32, f64)> = Vec::with_capacity(seeds.len().max(16));
     let mut next: Vec<u32> = Vec::with_capacity(16);
     for &s in seeds {
-        if let Some(n) = graph.dense_index(s) {
-            if let Err(slot) = touched.find(n) {
-                touched.insert(slot, n, initial, 0);
-                frontier.push((n, initial));
-            }
+        if let Some(n) = graph.dense_index(s)
+            && let Err(slot) = touched.find(n)
+        {
+            touched.insert(slot, n, initial, 0);
+            frontier.push((n, initial));
         }
     }
     let n_seeds = touched.nodes.len();
@@ -522,12 +522,12 @@ fn spread_queue_valence<A: Adjacency + ?Sized>(
     let mut queue: VecDeque<(u32, f64, f64, u32)> = VecDeque::with_capacity(64);
     let mut seed_nodes: Vec<u32> = Vec::with_capacity(seeds.len());
     for &s in seeds {
-        if let Some(n) = graph.dense_index(s) {
-            if let Entry::Vacant(v) = act.entry(n) {
-                v.insert((initial, 0.0));
-                seed_nodes.push(n);
-                queue.push_back((n, initial, 0.0, 0));
-            }
+        if let Some(n) = graph.dense_index(s)
+            && let Entry::Vacant(v) = act.entry(n)
+        {
+            v.insert((initial, 0.0));
+            seed_nodes.push(n);
+            queue.push_back((n, initial, 0.0, 0));
         }
     }
     while let Some((n, a, valence, depth)) = queue.pop_front() {

@@ -379,13 +379,13 @@ impl Graph {
         let weight = weight.map(checked_weight).transpose()?;
         let meta = meta.map_or(EdgeMetaRef::EMPTY, EdgeMeta::view);
         meta.validate()?;
-        if let Some(label) = meta.relation {
-            if Some(label) != relation {
-                return Err(Error::invalid(
-                    "relation",
-                    format!("update names relation {label:?} for the edge labelled {relation:?}"),
-                ));
-            }
+        if let Some(label) = meta.relation
+            && Some(label) != relation
+        {
+            return Err(Error::invalid(
+                "relation",
+                format!("update names relation {label:?} for the edge labelled {relation:?}"),
+            ));
         }
         let Some(e) = self.find_index(source, target, kind, relation) else {
             return Ok(false);
@@ -926,12 +926,12 @@ impl Graph {
     fn set_weight(&mut self, e: EdgeIndex<Ix>, weight: f64) -> f64 {
         let data = &mut self.inner[e];
         let previous = std::mem::replace(&mut data.weight, weight);
-        if data.kind.carries_activation() {
-            if let Some((s, _)) = self.inner.edge_endpoints(e) {
-                let slot = self.slots[s.index()];
-                if let Some(c) = self.arena[slot.run()].iter_mut().find(|c| c.edge == e.index() as u32) {
-                    c.weight = weight;
-                }
+        if data.kind.carries_activation()
+            && let Some((s, _)) = self.inner.edge_endpoints(e)
+        {
+            let slot = self.slots[s.index()];
+            if let Some(c) = self.arena[slot.run()].iter_mut().find(|c| c.edge == e.index() as u32) {
+                c.weight = weight;
             }
         }
         previous

@@ -156,10 +156,10 @@ impl ConceptStore for Concepts {
         }
         let c = self.slot(id)?;
         c.reinforcements += 1;
-        if let Some(ep) = episode {
-            if !c.source_episodes.contains(&ep) {
-                c.source_episodes.push(ep);
-            }
+        if let Some(ep) = episode
+            && !c.source_episodes.contains(&ep)
+        {
+            c.source_episodes.push(ep);
         }
         Ok(())
     }
