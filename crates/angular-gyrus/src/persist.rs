@@ -74,7 +74,6 @@ impl AngularGyrus {
     /// journaled operation the snapshot holds.
     pub(crate) fn save_recording(&self, path: &Path, journal_seq: u64) -> Result<()> {
         let _s = tracing::debug_span!("ag_save", n_records = self.len_records()).entered();
-        self.claims.check_writable(path)?;
         let snapshot = SnapshotOut {
             schema: SCHEMA_VERSION,
             journal_seq,
@@ -82,8 +81,7 @@ impl AngularGyrus {
             graph: &self.state.graph,
             counters: self.state.counters.to_pairs(),
         };
-        codec::save(path, SNAPSHOT_KIND, &snapshot)?;
-        self.claims.claim(path);
+        self.claims.save(path, SNAPSHOT_KIND, &snapshot)?;
         Ok(())
     }
 

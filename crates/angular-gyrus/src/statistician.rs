@@ -585,13 +585,11 @@ impl Statistician {
     /// [`allow_overwrite`](Self::allow_overwrite) (`OverwriteRefused` otherwise).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        self.claims.check_writable(path)?;
         let snap = Snapshot {
             schema: 1,
             metrics: self.metrics.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         };
-        codec::save(path, STATISTICIAN_KIND, &snap)?;
-        self.claims.claim(path);
+        self.claims.save(path, STATISTICIAN_KIND, &snap)?;
         Ok(())
     }
 

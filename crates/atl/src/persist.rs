@@ -82,7 +82,6 @@ impl Atl {
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("atl_save", n_concepts = self.state.len()).entered();
-        self.claims.check_writable(path)?;
         let snapshot = SnapshotOut {
             schema: SCHEMA_VERSION,
             records: &self.state.records,
@@ -90,8 +89,7 @@ impl Atl {
             relationship_types: self.state.registry.proposed().collect(),
             counters: self.state.counters.to_pairs(self.queries.load(std::sync::atomic::Ordering::Relaxed)),
         };
-        codec::save(path, SNAPSHOT_KIND, &snapshot)?;
-        self.claims.claim(path);
+        self.claims.save(path, SNAPSHOT_KIND, &snapshot)?;
         Ok(())
     }
 

@@ -94,7 +94,6 @@ impl Cerebellum {
     /// Saves to `path` under the ownership guard, recording `journal_seq` as the last
     /// journaled operation the snapshot holds.
     pub(crate) fn save_recording(&self, path: &Path, journal_seq: u64) -> Result<()> {
-        self.claims.check_writable(path)?;
         let mut skills: Vec<&Skill> = self.state.iter().collect();
         skills.sort_unstable_by_key(|s| s.meta.id);
         let snapshot = SnapshotOut {
@@ -105,8 +104,7 @@ impl Cerebellum {
             counters: &self.state.counters,
             queries: self.queries(),
         };
-        codec::save(path, SNAPSHOT_KIND, &snapshot)?;
-        self.claims.claim(path);
+        self.claims.save(path, SNAPSHOT_KIND, &snapshot)?;
         Ok(())
     }
 

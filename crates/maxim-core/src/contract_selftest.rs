@@ -132,10 +132,8 @@ impl MemoryLayer for NoteLayer {
     }
 
     fn save(&self, path: &Path) -> Result<()> {
-        self.claims.check_writable(path)?;
         let snapshot = Snapshot { notes: self.notes.clone(), graph: self.graph.clone() };
-        codec::save(path, "notes", &snapshot)?;
-        self.claims.claim(path);
+        self.claims.save(path, "notes", &snapshot)?;
         Ok(())
     }
 

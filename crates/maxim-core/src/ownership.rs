@@ -13,6 +13,12 @@
 //! snapshot) is a different file and is not overwritten. Each save replaces the file, so a
 //! layer claims the path again after every save and load.
 //!
+//! A store saves through [`FileClaims::save`], which checks, writes and claims as one step:
+//! saves through one store's claims are serialised, so a save from one thread never finds
+//! the file another thread's save of the same store has just written and not yet claimed
+//! (checking, writing and claiming separately refused such saves as overwrites of a
+//! stranger's file).
+//!
 //! ```
 //! use maxim_core::ownership::FileClaims;
 //! use maxim_core::Error;
@@ -41,6 +47,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+use serde::Serialize;
+
+use crate::codec::{self, SaveReport};
 use crate::error::{Error, Result};
 
 /// The files one store may overwrite; see the [module docs](self).
@@ -51,6 +60,8 @@ use crate::error::{Error, Result};
 pub struct FileClaims {
     claimed: Mutex<Vec<(PathBuf, Option<Identity>)>>,
     overwrite: AtomicBool,
+    /// Held from the check to the claim of one save, so saves do not interleave.
+    saving: Mutex<()>,
 }
 
 /// What tells one file from another at the same path.
@@ -78,7 +89,11 @@ fn identity(path: &Path) -> Option<Identity> {
 impl Clone for FileClaims {
     fn clone(&self) -> Self {
         let claimed = self.claimed.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        Self { claimed: Mutex::new(claimed), overwrite: AtomicBool::new(self.allows_overwrite()) }
+        Self {
+            claimed: Mutex::new(claimed),
+            overwrite: AtomicBool::new(self.allows_overwrite()),
+            saving: Mutex::new(()),
+        }
     }
 }
 
@@ -96,6 +111,17 @@ impl FileClaims {
             return Ok(());
         }
         if self.owns(path) { Ok(()) } else { Err(Error::OverwriteRefused { path: path.to_path_buf() }) }
+    }
+
+    /// Saves `value` to `path` through [`codec::save`] under the guard: refused with
+    /// [`Error::OverwriteRefused`] when [`check_writable`](Self::check_writable) refuses,
+    /// claimed when written. Saves through one set of claims run one at a time.
+    pub fn save<T: Serialize + ?Sized>(&self, path: &Path, kind: &str, value: &T) -> Result<SaveReport> {
+        let _one_at_a_time = self.saving.lock().unwrap_or_else(PoisonError::into_inner);
+        self.check_writable(path)?;
+        let report = codec::save(path, kind, value)?;
+        self.claim(path);
+        Ok(report)
     }
 
     /// Records that this store created or read the file now at `path` (replacing an earlier
@@ -223,5 +249,35 @@ mod tests {
         assert!(copy.check_writable(&path).is_err(), "a clone keeps the setting it had");
         claims.allow_overwrite(false);
         assert!(claims.check_writable(&path).is_err());
+    }
+
+    /// The race that hung CI: with check, write and claim as separate steps, a thread
+    /// found the file another thread of the same store had just renamed into place (and
+    /// not yet claimed) and was refused. Through `save` every one of these saves succeeds.
+    #[test]
+    fn saves_of_one_store_from_several_threads_are_never_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.snap");
+        let claims = FileClaims::new();
+        claims.save(&path, "test", &0u64).unwrap();
+        let refused = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let (claims, path, refused) = (&claims, &path, &refused);
+                s.spawn(move || {
+                    for i in 0..40 {
+                        if claims.save(path, "test", &(t * 100 + i)).is_err() {
+                            refused.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(refused.load(Ordering::Relaxed), 0);
+        assert!(claims.owns(&path));
+        let stranger = FileClaims::new();
+        let err = stranger.save(&path, "test", &1u64).unwrap_err();
+        assert!(matches!(err, Error::OverwriteRefused { .. }));
+        assert!(codec::load::<u64>(&path, "test").is_ok(), "a refused save leaves the file whole");
     }
 }

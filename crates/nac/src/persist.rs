@@ -130,9 +130,7 @@ impl Nac {
 
     /// Saves, recording `journal_seq` as the last journaled operation the snapshot holds.
     pub(crate) fn save_recording(&self, path: &Path, journal_seq: u64) -> Result<()> {
-        self.claims.check_writable(path)?;
-        codec::save(path, SNAPSHOT_KIND, &self.snapshot_out(journal_seq))?;
-        self.claims.claim(path);
+        self.claims.save(path, SNAPSHOT_KIND, &self.snapshot_out(journal_seq))?;
         Ok(())
     }
 

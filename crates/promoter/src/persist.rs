@@ -69,7 +69,6 @@ impl SemanticPromoter {
     /// journaled operation the snapshot holds.
     pub(crate) fn save_recording(&self, path: &Path, journal_seq: u64) -> Result<()> {
         let _s = tracing::debug_span!("promoter_save", n_patterns = self.ledger.pattern_count()).entered();
-        self.claims.check_writable(path)?;
         let (patterns, concepts) = self.ledger.to_parts();
         let snapshot = SnapshotOut {
             schema: SCHEMA_VERSION,
@@ -78,8 +77,7 @@ impl SemanticPromoter {
             concepts,
             counters: Counters::NAMES.into_iter().zip(self.counters.to_array()).collect(),
         };
-        codec::save(path, SNAPSHOT_KIND, &snapshot)?;
-        self.claims.claim(path);
+        self.claims.save(path, SNAPSHOT_KIND, &snapshot)?;
         Ok(())
     }
 

@@ -225,11 +225,14 @@ fn saves_from_several_threads_never_expose_a_partial_file_to_a_reader() {
             }
             (reads, bad)
         });
-        for saver in savers {
-            saver.join().unwrap();
-        }
+        // Stop the reader however the savers end, then report a saver's failure.
+        let saved: Vec<_> = savers.into_iter().map(|saver| saver.join()).collect();
         done.store(true, Ordering::Relaxed);
-        reader.join().unwrap()
+        let read = reader.join().unwrap();
+        for result in saved {
+            result.unwrap();
+        }
+        read
     });
     assert_eq!(bad, 0, "{bad} of {reads} reads were not whole snapshots");
     let names: Vec<String> = std::fs::read_dir(dir.path())

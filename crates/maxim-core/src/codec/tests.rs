@@ -873,11 +873,14 @@ fn saves_racing_with_reads_never_expose_a_partial_or_empty_file() {
             }
             (reads, bad)
         });
-        for saver in savers {
-            saver.join().unwrap();
-        }
+        // Stop the reader however the savers end, then report a saver's failure.
+        let saved: Vec<_> = savers.into_iter().map(|saver| saver.join()).collect();
         done.store(true, Ordering::Relaxed);
-        reader.join().unwrap()
+        let read = reader.join().unwrap();
+        for result in saved {
+            result.unwrap();
+        }
+        read
     });
     assert!(
         bad.is_empty(),
