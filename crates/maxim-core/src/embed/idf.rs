@@ -343,6 +343,7 @@ mod tests {
         for seed in [1, 2, 3] {
             let plain = mrr(&HashEmbedder::new(config.clone()).unwrap(), seed);
             let idf = mrr(&IdfHashEmbedder::new(config.clone()).unwrap(), seed);
+            eprintln!("seed {seed}: mean reciprocal rank {idf:.3} with IDF, {plain:.3} without");
             assert!(idf > plain + 0.15, "seed {seed}: idf {idf:.3}, plain {plain:.3}");
             assert!(idf > 0.8, "seed {seed}: idf {idf:.3}");
         }

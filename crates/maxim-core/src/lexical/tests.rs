@@ -80,7 +80,7 @@ fn bm25_by_hand() {
     let mut index = LexicalIndex::new();
     index.insert(1u32, &[("red mug", 1.0)]).unwrap();
     index.insert(2u32, &[("blue mug", 1.0)]).unwrap();
-    index.insert(3u32, &[("garden hose watering can", 1.0)]).unwrap();
+    index.insert(3u32, &[("garden hose watering pump", 1.0)]).unwrap();
     assert_eq!(index.len(), 3);
     assert_eq!(index.doc_freq("mug"), 2);
     assert!((index.average_len() - 8.0 / 3.0).abs() < 1e-12);
@@ -103,11 +103,14 @@ fn rare_terms_outweigh_common_ones_and_weights_count() {
     index.insert(100, &[("Ana adopted a kitten", 1.0)]).unwrap();
     index.insert(101, &[("Ben adopted a kitten", 1.0), ("kitten", 2.0)]).unwrap();
     let hits = index.search("Ana kitten", 3);
-    // The weighted field makes "kitten" count three times in 101; 100 has both words.
-    assert_eq!(hits[0].key, 100);
-    assert_eq!(hits[1].key, 101);
-    assert!(hits[1].score > hits[2].score * 2.0, "a rare word beats the name: {hits:?}");
-    assert_eq!(hits[0].matched_terms, [Arc::from("ana"), Arc::from("kitten")]);
+    // The weighted field counts "kitten" three times in 101; 100 holds the name too, which
+    // adds little; a turn with the name alone comes far behind.
+    assert_eq!(hits[0].key, 101);
+    assert_eq!(hits[1].key, 100);
+    assert!(hits[2].key < 20);
+    assert!(hits[1].score > hits[2].score * 10.0, "a rare word beats the name: {hits:?}");
+    assert_eq!(hits[1].matched_terms, [Arc::from("ana"), Arc::from("kitten")]);
+    assert_eq!(hits[0].matched_terms, [Arc::from("kitten")]);
 }
 
 #[test]
@@ -192,7 +195,7 @@ fn filtered_and_tied_searches() {
     let hits = index.search_with("words", 3, |_| true, |a, b| b.cmp(a));
     assert_eq!(hits.iter().map(|h| h.key).collect::<Vec<_>>(), [49, 48, 47]);
     let mut n = 0;
-    index.for_each_match("words here nowhere", |_, s, n_terms| {
+    index.for_each_match("words same nowhere", |_, s, n_terms| {
         assert!(s > 0.0);
         assert_eq!(n_terms, 2);
         n += 1;
