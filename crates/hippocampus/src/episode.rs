@@ -694,7 +694,9 @@ impl Episode {
             Self::Full(m) => {
                 let p = &m.perception;
                 let goal = m.goal();
-                goal.into_iter().for_each(|g| put(TextField::Goal, g));
+                if let Some(g) = goal {
+                    put(TextField::Goal, g);
+                }
                 if let Some(active) = m.context.active_goal.as_deref()
                     && goal != Some(active)
                 {

@@ -394,15 +394,20 @@ impl Hippocampus {
             Some(embedder) => {
                 // The embedder learns the whole collection first (an IDF embedder then
                 // weighs every vector alike), and unlearns it if the vectors fail.
-                let texts: Vec<String> = slots.iter().map(|(_, rec)| crate::capture::episode_text(rec)).collect();
-                texts.iter().for_each(|t| embedder.observe_document(t));
+                let texts: Vec<String> =
+                    slots.iter().map(|(_, rec)| crate::capture::episode_text(rec)).collect();
+                for t in &texts {
+                    embedder.observe_document(t);
+                }
                 let mut v = VectorIndex::with_capacity(embedder.dim(), slots.len())?;
                 let added: Result<()> = slots
                     .iter()
                     .zip(&texts)
                     .try_for_each(|((_, rec), t)| Ok(v.add(rec.id(), &embedder.embed(t))?));
                 if let Err(e) = added {
-                    texts.iter().for_each(|t| embedder.forget_document(t));
+                    for t in &texts {
+                        embedder.forget_document(t);
+                    }
                     return Err(e);
                 }
                 Some(v)

@@ -52,6 +52,10 @@ use crate::error::{Error, Result};
 use crate::index::{IndexKey, KeyId, KeyKind, Slot, success_text};
 use crate::store::Hippocampus;
 
+/// How [`Hippocampus::search_by_content`] orders a match: by the query words it holds,
+/// then by (time, id), both descending.
+type ContentRank = std::cmp::Reverse<(usize, (i64, RecordId))>;
+
 /// What [`Hippocampus::recall`] matches; the default matches every episode.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RecallFilter {
@@ -221,7 +225,8 @@ impl Hippocampus {
             None => window.iter().rev().copied().filter(|&s| accept(s)).take(limit).for_each(emit),
             Some(query) => {
                 let ts = &self.slots.ts;
-                let (after, before) = (f.time_after.map(Timestamp::as_micros), f.time_before.map(Timestamp::as_micros));
+                let (after, before) =
+                    (f.time_after.map(Timestamp::as_micros), f.time_before.map(Timestamp::as_micros));
                 let in_window = |s: Slot| {
                     let t = ts[s as usize];
                     after.is_none_or(|a| t >= a) && before.is_none_or(|b| t <= b)
@@ -385,8 +390,8 @@ impl Hippocampus {
             return Vec::new();
         }
         let order = self.slots.order();
-        // (words held, newest) descending.
-        let mut found: Vec<(std::cmp::Reverse<(usize, (i64, RecordId))>, Slot)> = Vec::new();
+        // Sorted ascending on (words held, (time, id)) reversed: most words, then newest.
+        let mut found: Vec<(ContentRank, Slot)> = Vec::new();
         self.lexical.for_each_match(query, |&s, _, n_terms| {
             if self.slots.get(s).is_some_and(|r| !r.is_compressed()) {
                 found.push((std::cmp::Reverse((n_terms, order.key(s))), s));

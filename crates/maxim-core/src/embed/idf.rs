@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::{
-    Embedder, HashEmbedderConfig, add_feature, check_config, fnv1a, for_each_char_ngram, fmix64,
+    Embedder, HashEmbedderConfig, add_feature, check_config, fmix64, fnv1a, for_each_char_ngram,
     normalize_in_place,
 };
 use crate::error::{Error, Result};
@@ -92,7 +92,8 @@ impl DocFrequencies {
     /// Uncounts `text`, a document observed before (counts never go below zero).
     pub fn forget(&self, text: &str) {
         for b in self.buckets_of(text) {
-            let _ = self.counts[b as usize].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| c.checked_sub(1));
+            let _ = self.counts[b as usize]
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| c.checked_sub(1));
         }
         let _ = self.documents.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
     }
@@ -273,7 +274,11 @@ impl Embedder for IdfHashEmbedder {
         if out.len() == self.config.dim {
             self.fill(text, out);
         } else {
-            tracing::warn!(expected = self.config.dim, got = out.len(), "embedding buffer of the wrong length");
+            tracing::warn!(
+                expected = self.config.dim,
+                got = out.len(),
+                "embedding buffer of the wrong length"
+            );
             out.fill(0.0);
         }
     }
@@ -331,7 +336,8 @@ mod tests {
             let q = embedder.embed(&query);
             let mut ranked: Vec<(f32, usize)> = vectors.iter().map(|v| cos(&q, v)).zip(0..).collect();
             ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            let rank = ranked.iter().position(|&(_, d)| docs[d].1.contains(&topic)).expect("the target holds it");
+            let rank =
+                ranked.iter().position(|&(_, d)| docs[d].1.contains(&topic)).expect("the target holds it");
             total += 1.0 / (rank + 1) as f64;
         }
         total / f64::from(n_queries)
@@ -374,17 +380,23 @@ mod tests {
 
     #[test]
     fn settings_are_checked_and_named() {
-        assert!(IdfHashEmbedder::new(HashEmbedderConfig { dim: 0, ..HashEmbedderConfig::default() }).is_err());
         assert!(
-            IdfHashEmbedder::new(HashEmbedderConfig { word_weight: f32::NAN, ..HashEmbedderConfig::default() })
-                .is_err()
+            IdfHashEmbedder::new(HashEmbedderConfig { dim: 0, ..HashEmbedderConfig::default() }).is_err()
+        );
+        assert!(
+            IdfHashEmbedder::new(HashEmbedderConfig {
+                word_weight: f32::NAN,
+                ..HashEmbedderConfig::default()
+            })
+            .is_err()
         );
         assert!(IdfHashEmbedder::with_table_bits(HashEmbedderConfig::default(), 30).is_err());
         assert!(DocFrequencies::new(4).is_err());
         let e = IdfHashEmbedder::with_table_bits(HashEmbedderConfig::default(), 10).unwrap();
         assert_eq!(e.name(), "idf-hash-v1-d128");
-        let lin = IdfHashEmbedder::new(HashEmbedderConfig { sublinear: false, ..HashEmbedderConfig::default() })
-            .unwrap();
+        let lin =
+            IdfHashEmbedder::new(HashEmbedderConfig { sublinear: false, ..HashEmbedderConfig::default() })
+                .unwrap();
         assert_eq!(lin.name(), "idf-hash-v1-d128-n3-w1-c0.5-lin");
         let mut short = [3.0; 5];
         e.embed_into("mug", &mut short);

@@ -399,11 +399,7 @@ fn check_config(config: &HashEmbedderConfig) -> Result<()> {
     }
     for (field, w) in [("word_weight", config.word_weight), ("char_weight", config.char_weight)] {
         if !(w.is_finite() && w >= 0.0) {
-            return Err(Error::OutOfRange {
-                field,
-                value: f64::from(w),
-                expected: "a finite number >= 0",
-            });
+            return Err(Error::OutOfRange { field, value: f64::from(w), expected: "a finite number >= 0" });
         }
     }
     let chars_count = config.char_ngram > 0 && config.char_weight > 0.0;

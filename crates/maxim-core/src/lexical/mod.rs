@@ -279,13 +279,12 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         }
         let terms: Vec<(u32, f32)> = sums.into_iter().map(|(t, w)| (t, w as f32)).collect();
         let len = len as f32;
-        let doc = match self.free_docs.pop() {
-            Some(d) => d,
-            None => {
-                self.docs.push(DocSlot::Free);
-                self.doc_len.push(-1.0);
-                (self.docs.len() - 1) as u32
-            }
+        let doc = if let Some(d) = self.free_docs.pop() {
+            d
+        } else {
+            self.docs.push(DocSlot::Free);
+            self.doc_len.push(-1.0);
+            (self.docs.len() - 1) as u32
         };
         for &(t, tf) in &terms {
             self.terms[t as usize].postings.push(Posting { doc, tf });
@@ -302,9 +301,7 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         let Some(doc) = self.by_key.remove(key) else { return false };
         let d = doc as usize;
         let slot = std::mem::replace(&mut self.docs[d], DocSlot::Free);
-        let DocSlot::Live { terms, .. } = slot else {
-            unreachable!("a key maps to a live document")
-        };
+        let DocSlot::Live { terms, .. } = slot else { unreachable!("a key maps to a live document") };
         self.total_len -= f64::from(self.doc_len[d]);
         if self.by_key.is_empty() {
             // Exactly zero, whatever rounding the sums collected.
@@ -537,15 +534,12 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
             return t;
         }
         let text: Arc<str> = Arc::from(token);
-        let t = match self.free_terms.pop() {
-            Some(t) => {
-                self.terms[t as usize].text = Some(Arc::clone(&text));
-                t
-            }
-            None => {
-                self.terms.push(Term { text: Some(Arc::clone(&text)), ..Term::default() });
-                (self.terms.len() - 1) as u32
-            }
+        let t = if let Some(t) = self.free_terms.pop() {
+            self.terms[t as usize].text = Some(Arc::clone(&text));
+            t
+        } else {
+            self.terms.push(Term { text: Some(Arc::clone(&text)), ..Term::default() });
+            (self.terms.len() - 1) as u32
         };
         self.term_ids.insert(text, t);
         t
@@ -733,7 +727,10 @@ impl BoundedHeap<(f64, u32)> {
         }
     }
 
-    fn into_sorted(mut self, better: &mut impl FnMut(&(f64, u32), &(f64, u32)) -> Ordering) -> Vec<(f64, u32)> {
+    fn into_sorted(
+        mut self,
+        better: &mut impl FnMut(&(f64, u32), &(f64, u32)) -> Ordering,
+    ) -> Vec<(f64, u32)> {
         self.items.sort_unstable_by(|a, b| better(a, b));
         self.items
     }

@@ -41,7 +41,8 @@ fn naive_search(docs: &BTreeMap<u32, Vec<(String, f32)>>, query: &str, limit: us
         let tfs: Vec<(u32, f32)> = tokens
             .iter()
             .filter_map(|(&k, toks)| {
-                let tf = toks.iter().filter(|(t, _)| t == term).map(|(_, w)| f64::from(*w)).sum::<f64>() as f32;
+                let tf =
+                    toks.iter().filter(|(t, _)| t == term).map(|(_, w)| f64::from(*w)).sum::<f64>() as f32;
                 (tf > 0.0).then_some((k, tf))
             })
             .collect();
@@ -142,10 +143,11 @@ fn bad_input_gives_nothing_and_changes_nothing() {
     assert!(!index.remove(&7));
     let empty: LexicalIndex<u32> = LexicalIndex::new();
     assert!(empty.search("mug", 10).is_empty());
-    for bad in [Bm25Params { k1: f64::NAN, b: 0.5 }, Bm25Params { k1: -1.0, b: 0.5 }, Bm25Params {
-        k1: 1.0,
-        b: -0.1,
-    }] {
+    for bad in [
+        Bm25Params { k1: f64::NAN, b: 0.5 },
+        Bm25Params { k1: -1.0, b: 0.5 },
+        Bm25Params { k1: 1.0, b: -0.1 },
+    ] {
         assert!(LexicalIndex::<u32>::with_params(bad).is_err(), "{bad:?}");
     }
 }
@@ -216,7 +218,11 @@ fn a_search_inside_a_callback_works() {
     assert_eq!(outer.len(), 2);
     assert_eq!(inner, [1, 1]);
     // The thread's accumulator is clean afterwards.
-    assert_same_ranking(&keys_scores(&index.search("cup", 10)), &keys_scores(&index.search("cup", 10)), "again");
+    assert_same_ranking(
+        &keys_scores(&index.search("cup", 10)),
+        &keys_scores(&index.search("cup", 10)),
+        "again",
+    );
 }
 
 /// One step of the property test.
