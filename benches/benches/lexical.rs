@@ -12,7 +12,10 @@
 //!   dead and compacts a quarter at a time);
 //! - `query10/N`: a search for a 10-word query drawn from the same distribution, top 10;
 //! - before the benchmarks of each size, the index's heap bytes per document (the sum of
-//!   its vectors' and tables' capacities, `LexicalIndex::stats`) are printed.
+//!   its vectors' and tables' capacities, `LexicalIndex::stats`) are printed, with the CPU
+//!   time this thread spent building the index and answering 1,000 queries (read from
+//!   `/proc/thread-self/schedstat` on Linux): on a shared machine, wall-clock figures grow
+//!   with the other processes' load, CPU time much less.
 //!
 //! Run with `cargo bench -p maxim-benches --bench lexical`.
 
@@ -90,6 +93,12 @@ impl Corpus {
     }
 }
 
+/// The CPU time this thread has run, in nanoseconds (Linux; `None` elsewhere).
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
 fn lexical(c: &mut Criterion) {
     let mut group = c.benchmark_group("lexical");
     group.sample_size(50).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
@@ -99,14 +108,25 @@ fn lexical(c: &mut Criterion) {
         let queries: Vec<String> = (0..256).map(|_| corpus.text(10)).collect();
         let mut index = LexicalIndex::new();
         let start = Instant::now();
+        let cpu_start = thread_cpu_ns();
         for (k, d) in docs[..n].iter().enumerate() {
             index.insert(k as u32, &[(d.as_str(), 1.0)]).expect("a valid weight");
         }
+        let build_cpu = cpu_start.zip(thread_cpu_ns()).map(|(a, b)| (b - a) as f64 / n as f64 / 1e3);
+        let wall = start.elapsed();
+        let cpu_start = thread_cpu_ns();
+        let mut found = 0usize;
+        for i in 0..1_000 {
+            found += index.search(&queries[i % queries.len()], 10).len();
+        }
+        let query_cpu = cpu_start.zip(thread_cpu_ns()).map(|(a, b)| (b - a) as f64 / 1_000.0 / 1e3);
+        assert!(found > 0);
         let stats = index.stats();
         eprintln!(
-            "lexical N={n}: built in {:.1} ms ({:.2} us/doc); {} terms, {} postings; heap {} bytes = {:.0} bytes/doc",
-            start.elapsed().as_secs_f64() * 1e3,
-            start.elapsed().as_secs_f64() * 1e6 / n as f64,
+            "lexical N={n}: built in {:.1} ms ({:.2} us/doc wall, {build_cpu:.2?} us/doc CPU); \
+             query10 {query_cpu:.1?} us CPU; {} terms, {} postings; heap {} bytes = {:.0} bytes/doc",
+            wall.as_secs_f64() * 1e3,
+            wall.as_secs_f64() * 1e6 / n as f64,
             stats.terms,
             stats.postings,
             stats.heap_bytes,
