@@ -726,10 +726,12 @@ impl Episode {
                 m.outcome.error.iter().for_each(|e| put(TextField::Result, e));
                 m.decision.reasoning.iter().for_each(|r| put(TextField::Reasoning, r));
                 put(TextField::Reasoning, &p.decision_rationale);
+                put(TextField::Result, outcome_words(m.outcome.success));
             }
             Self::Compressed(c) => {
                 c.goal.as_deref().into_iter().for_each(|g| put(TextField::Goal, g));
                 put(TextField::Tool, &c.tool_name);
+                put(TextField::Result, outcome_words(self.success()));
             }
         }
     }
@@ -745,6 +747,16 @@ impl Episode {
         let mut out = Vec::with_capacity(12);
         self.for_each_field_text(&mut |field, text| out.push((text, field.weight())));
         out
+    }
+}
+
+/// The outcome in words, so that "what failed?" finds the failures: `failed` or
+/// `succeeded`, nothing when unknown.
+fn outcome_words(success: Option<bool>) -> &'static str {
+    match success {
+        Some(true) => "succeeded",
+        Some(false) => "failed",
+        None => "",
     }
 }
 
@@ -997,6 +1009,7 @@ mod tests {
             ("result", "slipped"),
             ("reasoning", "it was dark"),
             ("reasoning", "closest"),
+            ("result", "succeeded"),
         ];
         assert_eq!(seen, want.map(|(f, t)| (f, t.to_owned())));
         let fields = e.lexical_fields();
@@ -1004,6 +1017,11 @@ mod tests {
         assert_eq!(fields[0], ("find mug", 1.5));
         let mut texts = Vec::new();
         Episode::from(sample().compress(0)).for_each_field_text(&mut |f, t| texts.push((f, t.to_owned())));
-        assert_eq!(texts, [(TextField::Goal, "find mug".into()), (TextField::Tool, "look_around".into())]);
+        let want = [
+            (TextField::Goal, "find mug".into()),
+            (TextField::Tool, "look_around".into()),
+            (TextField::Result, "succeeded".into()),
+        ];
+        assert_eq!(texts, want);
     }
 }

@@ -374,6 +374,52 @@ impl Hippocampus {
             + self.graph.out_degree(id, Some(EdgeKind::Causes))
     }
 
+    /// How many episodes hold the search term `term` (as the lexical index normalises it).
+    pub fn lexical_doc_freq(&self, term: &str) -> usize {
+        self.lexical.doc_freq(term)
+    }
+
+    /// The `k` episodes captured just before episode `id` and the `k` just after, by event
+    /// time (then id), nearest first within each side: the turns around a hit. Empty when
+    /// `id` is not held. One pass over the time table.
+    pub fn neighbours_in_time(&self, id: RecordId, k: usize) -> Vec<RecordId> {
+        let Some(at) = self.slots.slot_of(id) else { return Vec::new() };
+        if k == 0 {
+            return Vec::new();
+        }
+        let key = (self.slots.ts[at as usize], id);
+        let mut before: Vec<(i64, RecordId)> = Vec::with_capacity(k + 1);
+        let mut after: Vec<(i64, RecordId)> = Vec::with_capacity(k + 1);
+        for (s, record) in self.slots.records.iter().enumerate() {
+            if record.is_none() {
+                continue;
+            }
+            let other = (self.slots.ts[s], self.slots.ids[s]);
+            if other < key {
+                keep_nearest(&mut before, other, k, |a, b| b.cmp(a));
+            } else if other > key {
+                keep_nearest(&mut after, other, k, Ord::cmp);
+            }
+        }
+        before.into_iter().chain(after).map(|(_, id)| id).collect()
+    }
+
+    /// The `limit` episodes that best match `query` by BM25 over every text they hold, best
+    /// first: `(id, score, how many of the query's terms the episode holds)`. Compressed
+    /// episodes are included (they keep their summary text). Reads the lexical index: no
+    /// scan of the records, no access recorded.
+    pub fn search_text(&self, query: &str, limit: usize) -> Vec<(RecordId, f64, usize)> {
+        let _s = tracing::debug_span!("hippocampus_search_text", limit).entered();
+        self.lexical
+            .search(query, limit)
+            .into_iter()
+            .filter_map(|h| {
+                let id = *self.slots.ids.get(h.key as usize)?;
+                self.slots.get(h.key).is_some().then_some((id, h.score, h.matched_terms.len()))
+            })
+            .collect()
+    }
+
     /// Up to `limit` full episodes whose text (any [`TextField`](crate::TextField)) holds
     /// words of `query`: those holding the most of its distinct words first, newest first
     /// among equals. Words are compared normalised, as keyword recall compares them (case,
@@ -433,6 +479,21 @@ impl Hippocampus {
         keys.sort_unstable_by_key(ToString::to_string);
         keys
     }
+}
+
+/// Keeps in `kept` (sorted by `order`, at most `k`) the `k` first keys by `order`.
+fn keep_nearest(
+    kept: &mut Vec<(i64, RecordId)>,
+    key: (i64, RecordId),
+    k: usize,
+    order: impl Fn(&(i64, RecordId), &(i64, RecordId)) -> std::cmp::Ordering,
+) {
+    if kept.len() == k && order(&key, &kept[k - 1]).is_ge() {
+        return;
+    }
+    let at = kept.partition_point(|x| order(x, &key).is_lt());
+    kept.insert(at, key);
+    kept.truncate(k);
 }
 
 #[cfg(test)]

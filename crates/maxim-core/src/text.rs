@@ -179,10 +179,19 @@ pub fn for_each_search_token(text: &str, f: impl FnMut(&str)) {
 /// assert_eq!(search_stem("moving"), "mov");
 /// assert_eq!(search_stem("thing"), "thing");
 /// assert_eq!(search_stem("free"), "free");
+/// assert_eq!(search_stem("navigation"), "navigat");
+/// assert_eq!(search_stem("station"), "station");
 /// ```
 pub fn search_stem(token: &str) -> &str {
     let mut end = token.len();
     let bytes = token.as_bytes();
+    // "navigation" meets "navigate": a long "-ation" noun keeps its verb's stem.
+    if let [stem @ .., b'a', b't', b'i', b'o', b'n'] = bytes
+        && chars_in(stem) >= 4
+        && has_vowel(stem)
+    {
+        return &token[..stem.len() + 2];
+    }
     if let [stem @ .., b'i', b'n', b'g'] = bytes
         && chars_in(stem) >= 3
         && has_vowel(stem)

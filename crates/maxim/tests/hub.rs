@@ -152,6 +152,11 @@ fn a_two_week_agent_through_the_hub() {
     assert_eq!(rendered.matches("<retrieved_memory>").count(), 1, "{rendered}");
     assert_eq!(rendered.matches("</retrieved_memory>").count(), 1, "{rendered}");
 
+    // The question every user asks.
+    let hits = hub.recall("why does navigation fail?", &maxim::hub::RecallOptions::default()).unwrap();
+    assert!(!hits.is_empty());
+    assert!(hits.iter().take(5).any(|h| h.name.contains("navigate")), "{hits:#?}");
+
     // Reopening continues the same memory.
     let (episodes, concepts, edges) =
         (hub.hippocampus().len(), hub.atl().concept_count(), hub.cross_graph().edge_count());
@@ -267,5 +272,48 @@ fn a_shared_hub_records_from_several_threads() {
             .incoming(maxim::maxim_core::LayerRecord::new(LayerKind::Atl, wave), None, None)
             .len(),
         100
+    );
+}
+
+#[test]
+fn recall_finds_what_was_said_and_says_why() {
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let mut hub = MemoryHub::builder().clock(clock.shared()).id_seed(9).build().unwrap();
+    let say = |hub: &mut MemoryHub, clock: &ManualClock, at: i64, speaker: &str, text: &str| {
+        clock.set(Timestamp::from_secs(T0 + at));
+        let mut e = NewEpisode::default();
+        e.perception.detected_people = vec![speaker.into()];
+        e.perception.transcript = Some(text.into());
+        hub.capture(e).unwrap()
+    };
+    let sister = say(&mut hub, &clock, 0, "ana", "My sister Lena just moved to Porto for work");
+    for (i, filler) in ["The weather is grey again", "I baked bread this morning", "Traffic was awful today"]
+        .iter()
+        .enumerate()
+    {
+        say(&mut hub, &clock, 60 * (i as i64 + 1), "ana", filler);
+    }
+    let city = say(&mut hub, &clock, 86_400 * 30, "ana", "Lena says Porto has wonderful tiles");
+    let hits =
+        hub.recall("Where did Ana's sister Lena move?", &maxim::hub::RecallOptions::default()).unwrap();
+    assert_eq!(hits[0].record.id, sister, "{hits:#?}");
+    assert!(matches!(hits[0].why[0], maxim::hub::Why::Lexical { .. }));
+    assert!(hits.iter().any(|h| h.record.id == city));
+    // Only stop words: nothing.
+    assert!(hub.recall("the of and", &maxim::hub::RecallOptions::default()).unwrap().is_empty());
+    // A layer filter keeps to its layer; a limit of zero finds nothing; a bad trust is refused.
+    let concepts = maxim::hub::RecallOptions::default().layers(&[LayerKind::Atl]);
+    assert!(hub.recall("ana", &concepts).unwrap().iter().all(|h| h.record.layer == LayerKind::Atl));
+    assert!(hub.recall("Lena", &maxim::hub::RecallOptions::default().limit(0)).unwrap().is_empty());
+    let mut bad = maxim::hub::RecallOptions::default();
+    bad.min_trust = f64::NAN;
+    assert!(hub.recall("Lena", &bad).is_err());
+    // Forgotten records are not found.
+    hub.forget(&Forget::Id(sister)).unwrap();
+    assert!(
+        hub.recall("sister moved", &maxim::hub::RecallOptions::default())
+            .unwrap()
+            .iter()
+            .all(|h| h.record.id != sister)
     );
 }

@@ -97,6 +97,9 @@ impl MemoryHub {
         for (concept, spec) in extraction.concepts.iter().zip(&episode.specs) {
             match self.atl.find_or_create(spec) {
                 Ok(found) => {
+                    if found.created {
+                        self.index_knowledge(LayerRecord::new(LayerKind::Atl, found.id));
+                    }
                     out.concepts.push(found.id);
                     out.concepts_created += usize::from(found.created);
                     ids.push(Some(found.id));

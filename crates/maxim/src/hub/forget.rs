@@ -226,6 +226,7 @@ impl MemoryHub {
                 {
                     failures.push(format!("promoter, concept {id}: {e}"));
                 }
+                self.knowledge_index.remove(&record);
                 match self.graph.remove_record(record) {
                     Ok(n) => edges += n,
                     Err(e) => failures.push(format!("cross-layer edges of {id}: {e}")),

@@ -217,11 +217,17 @@ mod tests {
     /// as a trend of about −0.02/day and a rhythm peaking in the morning.
     #[test]
     fn a_planted_trend_and_rhythm_are_recovered() {
-        let mut rng = SplitMix64::new(7);
+        for seed in 1..=6 {
+            recovered_with(seed);
+        }
+    }
+
+    fn recovered_with(seed: u64) {
+        let mut rng = SplitMix64::new(seed);
         let mut s = MetricSeries::default();
         for day in 0..14 {
-            for k in 0..40 {
-                let hour = 6.0 + 16.0 * (f64::from(k) + rng.uniform()) / 40.0;
+            for k in 0..100 {
+                let hour = 6.0 + 16.0 * (f64::from(k) + rng.uniform()) / 100.0;
                 let t = 1_700_006_400.0 + f64::from(day) * DAY + hour * HOUR;
                 let rhythm = 0.12 * (2.0 * std::f64::consts::PI * (hour - 8.0) / 24.0).cos();
                 let p = (0.85 - 0.02 * f64::from(day) + rhythm).clamp(0.0, 1.0);
@@ -229,7 +235,7 @@ mod tests {
             }
         }
         let trend = s.fit_trend(4).unwrap();
-        assert!((trend.slope_per_day + 0.02).abs() < 0.008, "{trend:?}");
+        assert!((trend.slope_per_day + 0.02).abs() < 0.01, "{trend:?}");
         assert!(trend.r_squared > 0.5, "{trend:?}");
         let rhythm = s.fit_daily_rhythm().unwrap();
         let peak = rhythm.acrophase_hours();

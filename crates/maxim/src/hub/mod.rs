@@ -34,6 +34,7 @@ mod error;
 pub mod forget;
 pub mod metrics;
 pub mod query;
+pub mod recall;
 pub mod session;
 pub mod shared;
 
@@ -49,7 +50,7 @@ use hippocampus::{Hippocampus, HippocampusConfig};
 use ips_gate::IpsGate;
 use maxim_core::journal::{DirLock, SyncPolicy};
 use maxim_core::{
-    Embedder, LayerKind, MemoryLayer, Partition, RecordId, SharedClock, SystemClock, Timestamp,
+    Embedder, LayerKind, LayerRecord, MemoryLayer, Partition, RecordId, SharedClock, SystemClock, Timestamp,
 };
 use nac::{Nac, NacConfig};
 use promoter::{PromoterConfig, SemanticPromoter};
@@ -59,6 +60,7 @@ pub use error::{Error, Result};
 pub use forget::{Forget, ForgetReport};
 pub use metrics::MetricSeries;
 pub use query::{KnowledgeQuery, Traversal, TraversalStep, episode_line};
+pub use recall::{RecallHit, RecallOptions, Why};
 pub use session::{SessionReport, SessionStart, StepFailure};
 pub use shared::SharedHub;
 
@@ -394,10 +396,12 @@ impl HubBuilder {
             session: None,
             opened_at: Timestamp::EPOCH,
             tools_linked: std::collections::HashSet::new(),
+            knowledge_index: maxim_core::lexical::LexicalIndex::new(),
         };
         hub.opened_at = hub.clock.now();
         hub.wire_callbacks();
         hub.catch_up_metrics();
+        hub.reindex_knowledge();
         tracing::info!(
             episodes = hub.hippocampus.len(),
             concepts = hub.atl.concept_count(),
@@ -457,6 +461,9 @@ pub struct MemoryHub {
     opened_at: Timestamp,
     /// Tool concepts known to be related IS_A "tool capability".
     tools_linked: std::collections::HashSet<RecordId>,
+    /// BM25 over the knowledge records' names and definitions (concepts, mathematical
+    /// records, skills), for `recall`.
+    knowledge_index: maxim_core::lexical::LexicalIndex<LayerRecord>,
 }
 
 impl std::fmt::Debug for MemoryHub {

@@ -214,6 +214,8 @@ impl MemoryHub {
         self.cascade_step("consolidation", report);
         time(report, "consolidation");
 
+        self.reindex_knowledge();
+
         // 6. Persist.
         let failures = self.checkpoint_all();
         report.persisted = failures.is_empty();
