@@ -28,12 +28,27 @@
 //! `angular-gyrus`, `crossgraph`, `nac`, `ips-gate`, `promoter`, `cerebellum`. With
 //! `default-features = false` only `maxim-core` is re-exported, plus the layers named.
 //! `cli` (on by default) brings what the `maxim` program needs beyond the layers (its log
-//! subscriber); the program needs `hippocampus`, `atl` and `cli`.
+//! subscriber); the program needs `hippocampus`, `atl` and `cli`. `error-traces` (on by
+//! default; it needs `hippocampus`) brings [`error_traces`], a `tracing-subscriber` layer
+//! that remembers the host program's errors as episodes. [`extract`] (concept extraction)
+//! needs `hippocampus` and `atl`; [`context`] (the fenced knowledge context) is always built.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub use maxim_core;
+
+pub mod context;
+#[cfg(feature = "error-traces")]
+pub mod error_traces;
+#[cfg(all(feature = "hippocampus", feature = "atl"))]
+pub mod extract;
+
+pub use context::{ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions};
+#[cfg(feature = "error-traces")]
+pub use error_traces::{ErrorSink, ErrorTraces, ErrorTracesConfig};
+#[cfg(all(feature = "hippocampus", feature = "atl"))]
+pub use extract::{Category, ExtractedConcept, Extraction, RelationKind, extract};
 
 #[cfg(feature = "angular-gyrus")]
 pub use angular_gyrus;
