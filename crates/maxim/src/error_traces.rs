@@ -65,7 +65,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::Duration;
@@ -268,8 +268,7 @@ impl<S: ErrorSink> ErrorTraces<S> {
     /// debounce, with `target` as the tool; returns whether an episode went to the sink. For
     /// errors that do not pass through `tracing`.
     pub fn record_message(&self, level: Level, target: &str, message: &str) -> bool {
-        let mut fields = Fields::default();
-        fields.message = Some(cut(message));
+        let fields = Fields { message: Some(cut(message)), fields: Map::new() };
         self.record_fields(level, target, None, None, fields)
     }
 
@@ -394,13 +393,13 @@ fn describe_fields(fields: &Map) -> String {
         }
         out.push_str(k);
         out.push('=');
-        match v {
-            Value::Text(s) => out.push_str(s),
-            Value::Int(i) => out.push_str(&i.to_string()),
-            Value::Float(x) => out.push_str(&x.to_string()),
-            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            other => out.push_str(&format!("{other:?}")),
-        }
+        let _ = match v {
+            Value::Text(s) => write!(out, "{s}"),
+            Value::Int(i) => write!(out, "{i}"),
+            Value::Float(x) => write!(out, "{x}"),
+            Value::Bool(b) => write!(out, "{b}"),
+            other => write!(out, "{other:?}"),
+        };
     }
     cut(&out)
 }

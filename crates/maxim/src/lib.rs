@@ -29,8 +29,8 @@
 //! `default-features = false` only `maxim-core` is re-exported, plus the layers named.
 //! `cli` (on by default) brings what the `maxim` program needs beyond the layers (its log
 //! subscriber); the program needs `hippocampus`, `atl` and `cli`. `error-traces` (on by
-//! default; it needs `hippocampus`) brings [`error_traces`], a `tracing-subscriber` layer
-//! that remembers the host program's errors as episodes. [`extract`] (concept extraction)
+//! default; it needs `hippocampus`) brings `maxim::error_traces`, a `tracing-subscriber` layer
+//! that remembers the host program's errors as episodes. `maxim::extract` (concept extraction)
 //! needs `hippocampus` and `atl`; [`context`] (the fenced knowledge context) is always built.
 
 #![forbid(unsafe_code)]

@@ -13,7 +13,8 @@ use maxim::context::{
     rank_with,
 };
 use maxim::error_traces::{DEBOUNCE_MAX_KEYS, ErrorSink, ErrorTraces, PROGRAM_LOG_SOURCE};
-use maxim::extract::{Category, INLINE_CONFIDENCE, INLINE_WEIGHT, RelationKind, extract};
+use maxim::extract::RelationKind::{Associates, HasPart, RelatedTo};
+use maxim::extract::{Category, INLINE_CONFIDENCE, INLINE_WEIGHT, extract};
 use maxim::hippocampus::{Hippocampus, NewEpisode};
 use maxim::maxim_core::value::Value;
 use maxim::maxim_core::{LayerKind, ManualClock, MemoryLayer, RecordId, Source, Timestamp, Trust};
@@ -55,7 +56,6 @@ fn extracted_concepts_and_relations_land_in_the_atl() {
         atl.define_relationship(ids[*s], ids[*t], kind.as_str(), INLINE_WEIGHT, INLINE_CONFIDENCE).unwrap();
     }
     // Six pairs in order: the person and the location use them all.
-    use RelationKind::{Associates, HasPart, RelatedTo};
     assert_eq!(
         x.relations,
         [
@@ -477,7 +477,7 @@ impl ErrorSink for Noisy {
         tracing::error!("the sink failed to store an episode");
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
         self.inner.record(episode);
-        assert!(n % 2 == 0, "sink panics on odd calls");
+        assert!(n.is_multiple_of(2), "sink panics on odd calls");
     }
 }
 
