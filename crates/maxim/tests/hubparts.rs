@@ -332,6 +332,74 @@ proptest! {
     }
 }
 
+/// (id, relevance) pairs, best first.
+type Ranked = Vec<(u128, f64)>;
+
+/// The naive model of `rank_with`: score, sort everything by (relevance desc, id, input
+/// order), keep each id's first, split by the floor, cut each list.
+fn naive_rank(input: &[KnowledgeEntry], options: &RankOptions) -> (Ranked, Ranked) {
+    let mut scored: Vec<(f64, u128, usize, bool)> = input
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let r = (0.6 * e.activation + 0.4 * e.confidence) * e.trust.get();
+            (r, e.id.as_u128(), i, e.trust.get() < options.min_trust)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut seen = std::collections::HashSet::new();
+    let (mut trusted, mut low) = (Vec::new(), Vec::new());
+    let low_limit = match options.low_trust {
+        LowTrust::Exclude => 0,
+        LowTrust::List { limit } => limit,
+    };
+    for (r, id, _, below) in scored {
+        if !seen.insert(id) {
+            continue;
+        }
+        if below && low.len() < low_limit {
+            low.push((id, r));
+        } else if !below && trusted.len() < options.limit {
+            trusted.push((id, r));
+        }
+    }
+    (trusted, low)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// `rank_with` agrees with the naive model, ties and duplicated ids included.
+    #[test]
+    fn rank_agrees_with_the_naive_model(
+        raw in prop::collection::vec((1u128..12, 0u8..5, 0u8..5, 0u8..5), 0..40),
+        limit in 0usize..10,
+        low in prop::option::of(0usize..4),
+        floor in 0u8..5,
+    ) {
+        let q = |x: u8| f64::from(x) / 4.0;
+        let input: Vec<KnowledgeEntry> = raw
+            .iter()
+            .map(|&(id, c, t, a)| {
+                KnowledgeEntry::new(RecordId::from_u128(id), LayerKind::Atl, "x", q(c), Trust::new(q(t)).unwrap())
+                    .with_activation(q(a))
+            })
+            .collect();
+        let options = RankOptions {
+            limit,
+            min_trust: q(floor),
+            low_trust: low.map_or(LowTrust::Exclude, |limit| LowTrust::List { limit }),
+        };
+        let (trusted, below) = naive_rank(&input, &options);
+        let got = rank_with(input, &options).unwrap();
+        let pairs = |v: &[KnowledgeEntry]| v.iter().map(|e| (e.id.as_u128(), e.relevance)).collect::<Vec<_>>();
+        prop_assert_eq!(pairs(&got.entries), trusted);
+        prop_assert_eq!(pairs(&got.low_trust), below);
+        prop_assert!(got.entries.iter().all(|e| !e.below_trust_floor));
+        prop_assert!(got.low_trust.iter().all(|e| e.below_trust_floor));
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Error traces.
 
@@ -517,4 +585,25 @@ fn bad_trust_is_refused() {
     let sink = Arc::new(Collect::default());
     assert!(ErrorTraces::builder(Arc::clone(&sink)).trust(f64::NAN).build().is_err());
     assert!(ErrorTraces::builder(sink).trust(1.5).build().is_err());
+}
+
+#[test]
+fn concurrent_repeats_give_one_episode() {
+    let (_clock, sink, layer) = setup(false);
+    let layer = Arc::new(layer);
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let layer = Arc::clone(&layer);
+            scope.spawn(move || {
+                for i in 0..50 {
+                    layer.record_message(tracing::Level::ERROR, "worker", "[pool] connection lost");
+                    layer.record_message(tracing::Level::ERROR, "worker", &format!("thread {t} step {i}"));
+                }
+            });
+        }
+    });
+    let got = sink.take();
+    let lost = got.iter().filter(|e| e.outcome.error.as_deref() == Some("[pool] connection lost")).count();
+    assert_eq!(lost, 1);
+    assert_eq!(got.len(), 1 + 4 * 50);
 }
