@@ -7,7 +7,9 @@
 //! - `context/rank_render/8`: 8 candidates, each with a definition of about 60 characters
 //!   and three relationships, ranked and rendered into the fenced prompt text (the copy of the input is not timed);
 //! - `context/rank/1000`: 1,000 candidates ranked down to 8 (no rendering; the copy of the input
-//!   is not timed), the size of the hub's `knowledge_context` over 10^3 concepts.
+//!   is not timed), the size of the hub's `knowledge_context` over 10^3 concepts;
+//! - `context/select/1000`: the same ranking on bare numbers ([`Candidate`]s), the way a
+//!   caller ranks many and builds full entries for the winners only.
 //!
 //! Run with `cargo bench -p maxim-benches --bench hubparts`.
 
@@ -15,7 +17,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use maxim::context::{ContextRelation, KnowledgeEntry, rank};
+use maxim::context::{Candidate, ContextRelation, KnowledgeEntry, RankOptions, rank, select};
 use maxim::extract::extract;
 use maxim::hippocampus::{Episode, Hippocampus};
 use maxim_benches::{T0_SECS, episode_input, episode_stream};
@@ -88,6 +90,10 @@ fn bench(c: &mut Criterion) {
             |input| rank(input, 8, 0.5).expect("valid numbers").entries.len(),
             BatchSize::LargeInput,
         );
+    });
+    let bare: Vec<Candidate> = thousand.iter().map(Candidate::of).collect();
+    group.bench_function("select/1000", |b| {
+        b.iter(|| select(black_box(&bare), &RankOptions::default()).expect("valid numbers").entries.len());
     });
     group.finish();
 }

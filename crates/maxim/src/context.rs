@@ -313,42 +313,143 @@ pub fn rank_with(
     candidates: impl IntoIterator<Item = KnowledgeEntry>,
     options: &RankOptions,
 ) -> Result<KnowledgeContext> {
-    let min_trust = check_unit("min_trust", options.min_trust)?;
     let mut entries: Vec<KnowledgeEntry> = candidates.into_iter().collect();
     let _s = tracing::debug_span!("knowledge_context.rank", n_candidates = entries.len()).entered();
     for e in &entries {
         e.validate()?;
     }
-    let mut order: Vec<(f64, RecordId, usize)> = Vec::with_capacity(entries.len());
-    for (idx, e) in entries.iter_mut().enumerate() {
-        e.relevance = e.score();
-        e.below_trust_floor = e.trust.get() < min_trust;
-        order.push((e.relevance, e.id, idx));
+    let scores: Vec<Candidate> = entries.iter().map(Candidate::of).collect();
+    let chosen = select(&scores, options)?;
+    let mut take = |idx: usize, below: bool| {
+        let mut e = std::mem::replace(
+            &mut entries[idx],
+            KnowledgeEntry::new(RecordId::from_u128(0), LayerKind::Atl, String::new(), 0.0, Trust::FULL),
+        );
+        e.relevance = scores[idx].relevance();
+        e.below_trust_floor = below;
+        keep_heaviest(&mut e.relationships);
+        e
+    };
+    let trusted: Vec<KnowledgeEntry> = chosen.entries.iter().map(|&i| take(i, false)).collect();
+    let low_trust: Vec<KnowledgeEntry> = chosen.low_trust.iter().map(|&i| take(i, true)).collect();
+    Ok(KnowledgeContext { query: String::new(), entries: trusted, low_trust })
+}
+
+/// What [`select`] ranks: a candidate's id and the three numbers of its relevance, without
+/// its text, so a caller can rank thousands and build entries for the winners only.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    /// The record's id.
+    pub id: RecordId,
+    /// Its activation (finite, not negative).
+    pub activation: f64,
+    /// Its confidence, in `[0, 1]`.
+    pub confidence: f64,
+    /// Its trust.
+    pub trust: Trust,
+}
+
+impl Candidate {
+    /// The numbers of `entry`.
+    pub fn of(entry: &KnowledgeEntry) -> Self {
+        Self { id: entry.id, activation: entry.activation, confidence: entry.confidence, trust: entry.trust }
     }
-    order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+
+    /// `(0.6 × activation + 0.4 × confidence) × trust`.
+    pub fn relevance(&self) -> f64 {
+        (ACTIVATION_WEIGHT * self.activation + CONFIDENCE_WEIGHT * self.confidence) * self.trust.get()
+    }
+}
+
+/// The positions [`select`] chose, best first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Positions of the entries at or above the trust floor.
+    pub entries: Vec<usize>,
+    /// Positions of the entries below it that are listed ([`LowTrust::List`]).
+    pub low_trust: Vec<usize>,
+}
+
+/// The ranking of [`rank_with`] on bare numbers: the positions in `candidates` of the entries
+/// it keeps, best first (relevance, then id, then position; one per id). Errors as
+/// [`rank_with`]'s for the numbers.
+///
+/// ```
+/// use maxim::context::{Candidate, RankOptions, select};
+/// use maxim::maxim_core::{RecordId, Trust};
+/// let c = |id: u128, confidence: f64| Candidate { id: RecordId::from_u128(id), activation: 0.0, confidence, trust: Trust::FULL };
+/// let chosen = select(&[c(1, 0.2), c(2, 0.9), c(3, 0.5)], &RankOptions { limit: 2, ..RankOptions::default() })?;
+/// assert_eq!(chosen.entries, [1, 2]);
+/// # Ok::<(), maxim::maxim_core::Error>(())
+/// ```
+pub fn select(candidates: &[Candidate], options: &RankOptions) -> Result<Selection> {
+    let min_trust = check_unit("min_trust", options.min_trust)?;
+    for c in candidates {
+        check_unit("confidence", c.confidence)?;
+        check_finite("activation", c.activation)?;
+        check_non_negative("activation", c.activation)?;
+    }
     let low_limit = match options.low_trust {
         LowTrust::Exclude => 0,
         LowTrust::List { limit } => limit,
     };
-    let mut seen: HashSet<RecordId> = HashSet::with_capacity(options.limit.min(entries.len()) * 2);
-    let mut slots: Vec<Option<KnowledgeEntry>> = entries.into_iter().map(Some).collect();
-    let mut out = KnowledgeContext::default();
-    for (_, id, idx) in order {
-        if out.entries.len() >= options.limit && out.low_trust.len() >= low_limit {
+    let mut order: Vec<(f64, RecordId, usize)> =
+        candidates.iter().enumerate().map(|(idx, c)| (c.relevance(), c.id, idx)).collect();
+    let by_rank = |a: &(f64, RecordId, usize), b: &(f64, RecordId, usize)| {
+        b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+    };
+    // Only the best few matter when no id repeats among them: sort a prefix first, and
+    // the whole list only when the prefix does not fill both lists.
+    let want = options.limit.saturating_add(low_limit);
+    let prefix = want.saturating_mul(4).max(16);
+    if order.len() > prefix {
+        order.select_nth_unstable_by(prefix, by_rank);
+        order[..prefix].sort_unstable_by(by_rank);
+        if let Some(done) = pick(&order[..prefix], candidates, min_trust, options.limit, low_limit) {
+            return Ok(done);
+        }
+    }
+    order.sort_unstable_by(by_rank);
+    Ok(pick_all(&order, candidates, min_trust, options.limit, low_limit))
+}
+
+/// Picks from `order` (sorted); `None` when both lists are not full by its end.
+fn pick(
+    order: &[(f64, RecordId, usize)],
+    candidates: &[Candidate],
+    min_trust: f64,
+    limit: usize,
+    low_limit: usize,
+) -> Option<Selection> {
+    let out = pick_all(order, candidates, min_trust, limit, low_limit);
+    (out.entries.len() >= limit && out.low_trust.len() >= low_limit).then_some(out)
+}
+
+/// Picks from `order` (sorted) until both lists are full or it ends.
+fn pick_all(
+    order: &[(f64, RecordId, usize)],
+    candidates: &[Candidate],
+    min_trust: f64,
+    limit: usize,
+    low_limit: usize,
+) -> Selection {
+    let mut seen: HashSet<RecordId> =
+        HashSet::with_capacity(limit.saturating_add(low_limit).min(order.len()) * 2);
+    let mut out = Selection::default();
+    for &(_, id, idx) in order {
+        if out.entries.len() >= limit && out.low_trust.len() >= low_limit {
             break;
         }
         if !seen.insert(id) {
             continue;
         }
-        let Some(mut e) = slots[idx].take() else { continue };
-        let list = if e.below_trust_floor { &mut out.low_trust } else { &mut out.entries };
-        let cap = if e.below_trust_floor { low_limit } else { options.limit };
+        let below = candidates[idx].trust.get() < min_trust;
+        let (list, cap) = if below { (&mut out.low_trust, low_limit) } else { (&mut out.entries, limit) };
         if list.len() < cap {
-            keep_heaviest(&mut e.relationships);
-            list.push(e);
+            list.push(idx);
         }
     }
-    Ok(out)
+    out
 }
 
 /// Keeps the [`MAX_RELATIONSHIPS`] heaviest relationships, ties in their given order.

@@ -44,7 +44,7 @@ pub mod error_traces;
 #[cfg(all(feature = "hippocampus", feature = "atl"))]
 pub mod extract;
 
-pub use context::{ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions};
+pub use context::{Candidate, ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions};
 #[cfg(feature = "error-traces")]
 pub use error_traces::{ErrorSink, ErrorTraces, ErrorTracesConfig};
 #[cfg(all(feature = "hippocampus", feature = "atl"))]
