@@ -4,7 +4,8 @@
 //! The hub gathers candidates from the layers (ATL concepts, angular-gyrus patterns,
 //! cerebellum skills) as [`KnowledgeEntry`] values, each with its activation, confidence,
 //! trust, provenance and up to [`MAX_RELATIONSHIPS`] relationships ([`ContextRelation`]).
-//! [`rank`] (or [`rank_with`] and its [`RankOptions`]) scores them,
+//! [`rank`] (or [`rank_with`] and its [`RankOptions`]; [`select`] on bare [`Candidate`]
+//! numbers, for a caller that builds full entries for the winners only) scores them,
 //!
 //! ```text
 //! relevance = (0.6 × activation + 0.4 × confidence) × trust
@@ -591,26 +592,40 @@ pub fn escape(s: &str) -> String {
 
 /// Appends `s` escaped (see [`escape`]) to `out`.
 pub fn escape_into(out: &mut String, s: &str) {
+    let bytes = s.as_bytes();
     let mut start = 0;
-    for (at, c) in s.char_indices() {
-        let replacement = match c {
-            '&' => "&amp;",
-            '<' => "&lt;",
-            '>' => "&gt;",
-            '"' => "&quot;",
-            '`' => "&#x60;",
-            ' '..='~' => continue,
-            c if !c.is_ascii() && c.is_alphanumeric() && !LOOKALIKE_LETTERS.contains(&c) => continue,
-            c => {
+    let mut at = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
+        // Printable ASCII other than the five specials is the common case: no decoding.
+        let replacement = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'`' => "&#x60;",
+            b' '..=b'~' => {
+                at += 1;
+                continue;
+            }
+            _ => {
+                let c = s[at..].chars().next().unwrap_or('\u{FFFD}');
+                let len = c.len_utf8();
+                if !c.is_ascii() && c.is_alphanumeric() && !LOOKALIKE_LETTERS.contains(&c) {
+                    at += len;
+                    continue;
+                }
                 out.push_str(&s[start..at]);
                 let _ = write!(out, "&#x{:X};", u32::from(c));
-                start = at + c.len_utf8();
+                at += len;
+                start = at;
                 continue;
             }
         };
         out.push_str(&s[start..at]);
         out.push_str(replacement);
-        start = at + c.len_utf8();
+        at += 1;
+        start = at;
     }
     out.push_str(&s[start..]);
 }
