@@ -43,12 +43,19 @@ pub mod context;
 pub mod error_traces;
 #[cfg(all(feature = "hippocampus", feature = "atl"))]
 pub mod extract;
+#[cfg(feature = "hub")]
+pub mod hub;
 
 pub use context::{Candidate, ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions};
 #[cfg(feature = "error-traces")]
 pub use error_traces::{ErrorSink, ErrorTraces, ErrorTracesConfig};
 #[cfg(all(feature = "hippocampus", feature = "atl"))]
 pub use extract::{Category, ExtractedConcept, Extraction, RelationKind, extract};
+#[cfg(feature = "hub")]
+pub use hub::{
+    Captured, Forget, ForgetReport, HubBuilder, HubConfig, HubStats, KnowledgeQuery, MemoryHub,
+    SessionReport, SessionStart, SharedHub, Traversal, TraversalStep,
+};
 
 #[cfg(feature = "angular-gyrus")]
 pub use angular_gyrus;
