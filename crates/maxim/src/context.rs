@@ -4,7 +4,8 @@
 //! The hub gathers candidates from the layers (ATL concepts, angular-gyrus patterns,
 //! cerebellum skills) as [`KnowledgeEntry`] values, each with its activation, confidence,
 //! trust, provenance and up to [`MAX_RELATIONSHIPS`] relationships ([`ContextRelation`]).
-//! [`rank`] (or [`rank_with`] and its [`RankOptions`]) scores them,
+//! [`rank`] (or [`rank_with`] and its [`RankOptions`]; [`select`] on bare [`Candidate`]
+//! numbers, for a caller that builds full entries for the winners only) scores them,
 //!
 //! ```text
 //! relevance = (0.6 × activation + 0.4 × confidence) × trust
@@ -293,7 +294,8 @@ pub fn rank(
 ///
 /// Errors (nothing is returned): `min_trust` NaN or outside `[0, 1]`; an entry whose
 /// confidence is NaN or outside `[0, 1]`, whose activation is NaN, infinite or negative, or
-/// with a relationship weight that is not finite ([`maxim_core::Error::OutOfRange`] naming the field).
+/// with a relationship weight that is not finite ([`maxim_core::Error::OutOfRange`] naming
+/// the field).
 ///
 /// ```
 /// use maxim::context::{KnowledgeEntry, LowTrust, RankOptions, rank_with};
@@ -312,42 +314,143 @@ pub fn rank_with(
     candidates: impl IntoIterator<Item = KnowledgeEntry>,
     options: &RankOptions,
 ) -> Result<KnowledgeContext> {
-    let min_trust = check_unit("min_trust", options.min_trust)?;
     let mut entries: Vec<KnowledgeEntry> = candidates.into_iter().collect();
     let _s = tracing::debug_span!("knowledge_context.rank", n_candidates = entries.len()).entered();
     for e in &entries {
         e.validate()?;
     }
-    let mut order: Vec<(f64, RecordId, usize)> = Vec::with_capacity(entries.len());
-    for (idx, e) in entries.iter_mut().enumerate() {
-        e.relevance = e.score();
-        e.below_trust_floor = e.trust.get() < min_trust;
-        order.push((e.relevance, e.id, idx));
+    let scores: Vec<Candidate> = entries.iter().map(Candidate::of).collect();
+    let chosen = select(&scores, options)?;
+    let mut take = |idx: usize, below: bool| {
+        let mut e = std::mem::replace(
+            &mut entries[idx],
+            KnowledgeEntry::new(RecordId::from_u128(0), LayerKind::Atl, String::new(), 0.0, Trust::FULL),
+        );
+        e.relevance = scores[idx].relevance();
+        e.below_trust_floor = below;
+        keep_heaviest(&mut e.relationships);
+        e
+    };
+    let trusted: Vec<KnowledgeEntry> = chosen.entries.iter().map(|&i| take(i, false)).collect();
+    let low_trust: Vec<KnowledgeEntry> = chosen.low_trust.iter().map(|&i| take(i, true)).collect();
+    Ok(KnowledgeContext { query: String::new(), entries: trusted, low_trust })
+}
+
+/// What [`select`] ranks: a candidate's id and the three numbers of its relevance, without
+/// its text, so a caller can rank thousands and build entries for the winners only.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    /// The record's id.
+    pub id: RecordId,
+    /// Its activation (finite, not negative).
+    pub activation: f64,
+    /// Its confidence, in `[0, 1]`.
+    pub confidence: f64,
+    /// Its trust.
+    pub trust: Trust,
+}
+
+impl Candidate {
+    /// The numbers of `entry`.
+    pub fn of(entry: &KnowledgeEntry) -> Self {
+        Self { id: entry.id, activation: entry.activation, confidence: entry.confidence, trust: entry.trust }
     }
-    order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+
+    /// `(0.6 × activation + 0.4 × confidence) × trust`.
+    pub fn relevance(&self) -> f64 {
+        (ACTIVATION_WEIGHT * self.activation + CONFIDENCE_WEIGHT * self.confidence) * self.trust.get()
+    }
+}
+
+/// The positions [`select`] chose, best first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Positions of the entries at or above the trust floor.
+    pub entries: Vec<usize>,
+    /// Positions of the entries below it that are listed ([`LowTrust::List`]).
+    pub low_trust: Vec<usize>,
+}
+
+/// The ranking of [`rank_with`] on bare numbers: the positions in `candidates` of the entries
+/// it keeps, best first (relevance, then id, then position; one per id). Errors as
+/// [`rank_with`]'s for the numbers.
+///
+/// ```
+/// use maxim::context::{Candidate, RankOptions, select};
+/// use maxim::maxim_core::{RecordId, Trust};
+/// let c = |id: u128, confidence: f64| Candidate { id: RecordId::from_u128(id), activation: 0.0, confidence, trust: Trust::FULL };
+/// let chosen = select(&[c(1, 0.2), c(2, 0.9), c(3, 0.5)], &RankOptions { limit: 2, ..RankOptions::default() })?;
+/// assert_eq!(chosen.entries, [1, 2]);
+/// # Ok::<(), maxim::maxim_core::Error>(())
+/// ```
+pub fn select(candidates: &[Candidate], options: &RankOptions) -> Result<Selection> {
+    let min_trust = check_unit("min_trust", options.min_trust)?;
+    for c in candidates {
+        check_unit("confidence", c.confidence)?;
+        check_finite("activation", c.activation)?;
+        check_non_negative("activation", c.activation)?;
+    }
     let low_limit = match options.low_trust {
         LowTrust::Exclude => 0,
         LowTrust::List { limit } => limit,
     };
-    let mut seen: HashSet<RecordId> = HashSet::with_capacity(options.limit.min(entries.len()) * 2);
-    let mut slots: Vec<Option<KnowledgeEntry>> = entries.into_iter().map(Some).collect();
-    let mut out = KnowledgeContext::default();
-    for (_, id, idx) in order {
-        if out.entries.len() >= options.limit && out.low_trust.len() >= low_limit {
+    let mut order: Vec<(f64, RecordId, usize)> =
+        candidates.iter().enumerate().map(|(idx, c)| (c.relevance(), c.id, idx)).collect();
+    let by_rank = |a: &(f64, RecordId, usize), b: &(f64, RecordId, usize)| {
+        b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+    };
+    // Only the best few matter when no id repeats among them: sort a prefix first, and
+    // the whole list only when the prefix does not fill both lists.
+    let want = options.limit.saturating_add(low_limit);
+    let prefix = want.saturating_mul(4).max(16);
+    if order.len() > prefix {
+        order.select_nth_unstable_by(prefix, by_rank);
+        order[..prefix].sort_unstable_by(by_rank);
+        if let Some(done) = pick(&order[..prefix], candidates, min_trust, options.limit, low_limit) {
+            return Ok(done);
+        }
+    }
+    order.sort_unstable_by(by_rank);
+    Ok(pick_all(&order, candidates, min_trust, options.limit, low_limit))
+}
+
+/// Picks from `order` (sorted); `None` when both lists are not full by its end.
+fn pick(
+    order: &[(f64, RecordId, usize)],
+    candidates: &[Candidate],
+    min_trust: f64,
+    limit: usize,
+    low_limit: usize,
+) -> Option<Selection> {
+    let out = pick_all(order, candidates, min_trust, limit, low_limit);
+    (out.entries.len() >= limit && out.low_trust.len() >= low_limit).then_some(out)
+}
+
+/// Picks from `order` (sorted) until both lists are full or it ends.
+fn pick_all(
+    order: &[(f64, RecordId, usize)],
+    candidates: &[Candidate],
+    min_trust: f64,
+    limit: usize,
+    low_limit: usize,
+) -> Selection {
+    let mut seen: HashSet<RecordId> =
+        HashSet::with_capacity(limit.saturating_add(low_limit).min(order.len()) * 2);
+    let mut out = Selection::default();
+    for &(_, id, idx) in order {
+        if out.entries.len() >= limit && out.low_trust.len() >= low_limit {
             break;
         }
         if !seen.insert(id) {
             continue;
         }
-        let Some(mut e) = slots[idx].take() else { continue };
-        let list = if e.below_trust_floor { &mut out.low_trust } else { &mut out.entries };
-        let cap = if e.below_trust_floor { low_limit } else { options.limit };
+        let below = candidates[idx].trust.get() < min_trust;
+        let (list, cap) = if below { (&mut out.low_trust, low_limit) } else { (&mut out.entries, limit) };
         if list.len() < cap {
-            keep_heaviest(&mut e.relationships);
-            list.push(e);
+            list.push(idx);
         }
     }
-    Ok(out)
+    out
 }
 
 /// Keeps the [`MAX_RELATIONSHIPS`] heaviest relationships, ties in their given order.
@@ -489,26 +592,40 @@ pub fn escape(s: &str) -> String {
 
 /// Appends `s` escaped (see [`escape`]) to `out`.
 pub fn escape_into(out: &mut String, s: &str) {
+    let bytes = s.as_bytes();
     let mut start = 0;
-    for (at, c) in s.char_indices() {
-        let replacement = match c {
-            '&' => "&amp;",
-            '<' => "&lt;",
-            '>' => "&gt;",
-            '"' => "&quot;",
-            '`' => "&#x60;",
-            ' '..='~' => continue,
-            c if !c.is_ascii() && c.is_alphanumeric() && !LOOKALIKE_LETTERS.contains(&c) => continue,
-            c => {
+    let mut at = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
+        // Printable ASCII other than the five specials is the common case: no decoding.
+        let replacement = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'`' => "&#x60;",
+            b' '..=b'~' => {
+                at += 1;
+                continue;
+            }
+            _ => {
+                let c = s[at..].chars().next().unwrap_or('\u{FFFD}');
+                let len = c.len_utf8();
+                if !c.is_ascii() && c.is_alphanumeric() && !LOOKALIKE_LETTERS.contains(&c) {
+                    at += len;
+                    continue;
+                }
                 out.push_str(&s[start..at]);
                 let _ = write!(out, "&#x{:X};", u32::from(c));
-                start = at + c.len_utf8();
+                at += len;
+                start = at;
                 continue;
             }
         };
         out.push_str(&s[start..at]);
         out.push_str(replacement);
-        start = at + c.len_utf8();
+        at += 1;
+        start = at;
     }
     out.push_str(&s[start..]);
 }
@@ -539,6 +656,8 @@ pub(crate) fn unescape(s: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use maxim_core::Error;
+
     use super::*;
 
     fn entry(n: u128, confidence: f64, trust: f64, activation: f64) -> KnowledgeEntry {
@@ -633,7 +752,7 @@ mod tests {
         assert!(rank([entry(1, 0.5, 1.0, 0.0)], 8, 1.5).is_err());
         assert!(matches!(
             rank([entry(1, f64::NAN, 1.0, 0.0)], 8, 0.5),
-            Err(maxim_core::Error::OutOfRange { field: "confidence", .. })
+            Err(Error::OutOfRange { field: "confidence", .. })
         ));
         assert!(rank([entry(1, 0.5, 1.0, -0.1)], 8, 0.5).is_err());
         assert!(rank([entry(1, 0.5, 1.0, f64::INFINITY)], 8, 0.5).is_err());

@@ -28,7 +28,10 @@
 //! `angular-gyrus`, `crossgraph`, `nac`, `ips-gate`, `promoter`, `cerebellum`. With
 //! `default-features = false` only `maxim-core` is re-exported, plus the layers named.
 //! `cli` (on by default) brings what the `maxim` program needs beyond the layers (its log
-//! subscriber); the program needs `hippocampus`, `atl` and `cli`.
+//! subscriber); the program needs `hippocampus`, `atl` and `cli`. `error-traces` (on by
+//! default; it needs `hippocampus`) brings `maxim::error_traces`, a `tracing-subscriber` layer
+//! that remembers the host program's errors as episodes. `maxim::extract` (concept extraction)
+//! needs `hippocampus` and `atl`; [`context`] (the fenced knowledge context) is always built.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -36,12 +39,16 @@
 pub use maxim_core;
 
 pub mod context;
+#[cfg(feature = "error-traces")]
+pub mod error_traces;
 #[cfg(all(feature = "hippocampus", feature = "atl"))]
 pub mod extract;
 #[cfg(feature = "hub")]
 pub mod hub;
 
-pub use context::{ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions};
+pub use context::{Candidate, ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions};
+#[cfg(feature = "error-traces")]
+pub use error_traces::{ErrorSink, ErrorTraces, ErrorTracesConfig};
 #[cfg(all(feature = "hippocampus", feature = "atl"))]
 pub use extract::{Category, ExtractedConcept, Extraction, RelationKind, extract};
 #[cfg(feature = "hub")]
