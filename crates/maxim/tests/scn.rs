@@ -756,3 +756,10 @@ fn a_directory_is_held_by_one_store() {
     let _first = Scn::builder().open(dir.path()).unwrap();
     assert!(matches!(Scn::builder().open(dir.path()), Err(Error::Locked { .. })));
 }
+
+#[test]
+fn the_store_can_move_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Scn>();
+    send_sync::<Oscillator>();
+}

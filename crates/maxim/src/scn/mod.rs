@@ -46,8 +46,8 @@
 pub mod calendar;
 pub mod journal;
 pub mod oscillator;
-mod persist;
-mod store;
+pub mod persist;
+pub mod store;
 
 pub use calendar::{MAX_OFFSET_SECS, Rhythm, TemporalSignature, TimeZone, civil_from_days, is_leap_year};
 pub use oscillator::{Oscillator, OscillatorConfig};
