@@ -460,6 +460,23 @@ proptest! {
                 prop_assert_eq!(scn.query_bin(r, b).unwrap(), want, "{} {}", r, b);
             }
         }
+        // Intersections: the smallest named bin (the first of equals), filtered by the others.
+        let empty = Vec::new();
+        for hour in 0..6u8 {
+            for weekday in 0..4u8 {
+                let named = [(0usize, hour), (1, weekday), (3, 0)];
+                let bins: Vec<&Vec<(u128, f64)>> =
+                    named.iter().map(|k| model.bins.get(k).unwrap_or(&empty)).collect();
+                let (first, smallest) = bins.iter().enumerate().min_by_key(|(_, b)| b.len()).unwrap();
+                let want: Vec<RecordId> = smallest
+                    .iter()
+                    .filter(|e| bins.iter().enumerate().all(|(i, b)| i == first || b.iter().any(|o| o.0 == e.0)))
+                    .map(|e| id(e.0))
+                    .collect();
+                let q = TimeQuery { hour: Some(hour), weekday: Some(weekday), month: Some(0), ..TimeQuery::default() };
+                prop_assert_eq!(scn.query_intersection(&q).unwrap(), want);
+            }
+        }
         prop_assert_eq!(scn.len(), model.map.len());
         for (&n, sig) in &model.map {
             prop_assert_eq!(scn.signature(id(n)), Some(sig));

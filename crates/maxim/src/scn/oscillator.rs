@@ -476,9 +476,8 @@ mod tests {
 
     #[test]
     fn weights_stay_clamped_and_symmetric() {
-        let mut config = OscillatorConfig::default();
-        config.learning_rate = 1.0;
-        config.weight_decay = 1.0;
+        let config =
+            OscillatorConfig { learning_rate: 1.0, weight_decay: 1.0, ..OscillatorConfig::default() };
         let mut osc = Oscillator::new(config).unwrap();
         // Every Monday at 08:00 (1970-01-05 was a Monday).
         for week in 0..500 {
@@ -501,9 +500,7 @@ mod tests {
 
     #[test]
     fn kinds_replace_the_one_seen_longest_ago() {
-        let mut config = OscillatorConfig::default();
-        config.max_kinds = 2;
-        config.kind_window = 2;
+        let config = OscillatorConfig { max_kinds: 2, kind_window: 2, ..OscillatorConfig::default() };
         let mut osc = Oscillator::new(config).unwrap();
         osc.observe_kind("a", &sig(0));
         osc.observe_kind("b", &sig(0));
