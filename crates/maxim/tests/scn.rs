@@ -319,7 +319,17 @@ fn kinds_have_a_cold_start_and_an_imminence() {
     let far = scn.oscillator().imminence("tool:navigate", &morning);
     assert!(near > 0.99 && far < 0.01, "{near} {far}");
     assert_eq!(scn.oscillator().imminence("tool:unknown", &evening), 0.0);
-    assert_eq!(scn.stats().kind_observations, 3);
+    // Through the store, in its zone; a morning kind is anticipated in the morning only.
+    for d in 0..4 {
+        scn.observe_kind("tool:coffee", ts(start + d * 86_400 + 8 * 3600)).unwrap();
+    }
+    assert_eq!(scn.imminence("tool:navigate", ts(start + 9 * 86_400 + 20 * 3600)), near);
+    let kinds = scn.anticipated_kinds(ts(start + 9 * 86_400 + 8 * 3600 + 600), 0.5);
+    assert_eq!(kinds.len(), 1);
+    assert_eq!(kinds[0].0, "tool:coffee");
+    assert!(kinds[0].1 > 0.9);
+    assert_eq!(scn.oscillator().kinds().collect::<Vec<_>>(), ["tool:navigate", "tool:coffee"]);
+    assert_eq!(scn.stats().kind_observations, 7);
 }
 
 #[test]

@@ -386,6 +386,21 @@ impl Oscillator {
         (r * (1.0 - d / PI)).clamp(0.0, 1.0)
     }
 
+    /// The event kinds tracked, in the order they were first seen (a replaced kind takes the
+    /// place of the one it replaced).
+    pub fn kinds(&self) -> impl Iterator<Item = &str> + '_ {
+        self.state.kinds.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// The kinds whose [`imminence`](Self::imminence) at `sig` is at least `min`, most imminent
+    /// first (then by name).
+    pub fn anticipated_kinds(&self, sig: &TemporalSignature, min: f64) -> Vec<(&str, f64)> {
+        let mut out: Vec<(&str, f64)> =
+            self.kinds().map(|k| (k, self.imminence(k, sig))).filter(|&(_, i)| i > 0.0 && i >= min).collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        out
+    }
+
     /// Event kinds tracked.
     pub fn kind_count(&self) -> usize {
         self.state.kinds.len()

@@ -764,6 +764,18 @@ impl Scn {
         self.oscillator.temporal_anomaly_score(sig)
     }
 
+    /// How close `at` is to the usual time of day of `kind`, in the store's time zone
+    /// ([`Oscillator::imminence`]; 0 below 3 observations of the kind).
+    pub fn imminence(&self, kind: &str, at: Timestamp) -> f64 {
+        self.oscillator.imminence(kind, &self.signature_at(at))
+    }
+
+    /// The event kinds whose imminence at `at` is at least `min`, most imminent first
+    /// ([`Oscillator::anticipated_kinds`]).
+    pub fn anticipated_kinds(&self, at: Timestamp, min: f64) -> Vec<(&str, f64)> {
+        self.oscillator.anticipated_kinds(&self.signature_at(at), min)
+    }
+
     /// Counters and sizes.
     pub fn stats(&self) -> ScnStats {
         ScnStats {
