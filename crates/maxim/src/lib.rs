@@ -73,3 +73,5 @@ pub use ips_gate;
 pub use nac;
 #[cfg(feature = "promoter")]
 pub use promoter;
+
+pub mod scn;
