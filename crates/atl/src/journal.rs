@@ -705,3 +705,6 @@ impl Atl {
         SourcePurge { concepts_removed: own, claims_retracted: retracted }
     }
 }
+
+#[cfg(test)]
+mod tests;
