@@ -6,6 +6,7 @@ mod contract;
 mod contradictions;
 mod dedup;
 mod golden;
+mod journal;
 mod model;
 mod persistence;
 mod recall;
