@@ -4,6 +4,7 @@ mod bad_input;
 mod common;
 mod contract;
 mod contradictions;
+mod crash;
 mod dedup;
 mod golden;
 mod journal;
