@@ -23,6 +23,10 @@
 //!   [`relations`]).
 //! - [`properties`]: properties are claims of sources; a second source's different value is
 //!   kept beside the first and reported as a [`Contradiction`], never silently overwritten.
+//! - [`journal`]: the layer opened on a directory ([`AtlBuilder::open`], with a
+//!   [`SyncPolicy`](maxim_core::journal::SyncPolicy)): every write is resolved into an [`Op`]
+//!   and journaled before it is applied, so a crash loses no acknowledged write;
+//!   [`checkpoint`](Atl::checkpoint) compacts.
 //!
 //! ```
 //! use atl::{Atl, Direction, MatchKind, spec};

@@ -65,3 +65,47 @@ fn the_version_1_snapshot_still_loads_and_is_saved_as_version_2() {
     back.save(&copy).unwrap();
     assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(data("atl-v2.snap")).unwrap());
 }
+
+/// `atl-v1.journal`: the journal of a few writes of every common kind, after an empty
+/// snapshot. It must replay to the same layer, and this build must write it byte for byte
+/// (the operation enum's encoding is frozen: new kinds of operation go at its end).
+#[test]
+fn the_version_1_journal_replays_and_is_written_byte_for_byte() {
+    use atl::EdgeUpdate;
+    use maxim_core::journal::SyncPolicy;
+    use maxim_core::{LayerKind, RecordId};
+    let clock = ManualClock::new(T0);
+    let open = |dir: &Path| {
+        Atl::builder().clock(clock.shared()).id_seed(2026).sync_policy(SyncPolicy::Always).open(dir).unwrap()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let fresh = tmp.path().join("fresh");
+    let mut atl = open(&fresh);
+    let mug = atl.find_or_create(&spec("coffee mug", "object")).unwrap().id;
+    let kitchen = atl.find_or_create(&spec("kitchen", "location")).unwrap().id;
+    let mut seen = spec("coffe mug", "object");
+    seen.source_episode = Some(RecordId::from_u128(7));
+    atl.find_or_create(&seen).unwrap();
+    atl.define_relationship(mug, kitchen, "RELATED_TO", 0.8, 0.6).unwrap();
+    let up = EdgeUpdate { weight: Some(0.9), ..EdgeUpdate::default() };
+    atl.update_relationship(mug, kitchen, "RELATED_TO", up).unwrap();
+    atl.set_property(mug, "color", "blue", Source::UserStated, 1.0).unwrap();
+    atl.add_ref(mug, LayerKind::Hippocampus, RecordId::from_u128(7)).unwrap();
+    atl.propose_relationship_type("NESTS_IN", "fits inside", false).unwrap();
+    atl.get(kitchen).unwrap();
+    atl.reinforce(kitchen, None).unwrap();
+    let doomed = atl.find_or_create(&spec("doomed", "object")).unwrap().id;
+    atl.remove_concept(doomed).unwrap();
+    let expected = fingerprint(&atl);
+    drop(atl);
+    let bytes = std::fs::read(fresh.join("atl.journal")).unwrap();
+    let path = data("atl-v1.journal");
+    if std::env::var_os("MAXIM_BLESS").is_some() {
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    let golden = tmp.path().join("golden");
+    std::fs::create_dir(&golden).unwrap();
+    std::fs::copy(&path, golden.join("atl.journal")).unwrap();
+    assert_eq!(fingerprint(&open(&golden)), expected);
+    assert_eq!(bytes, std::fs::read(&path).unwrap(), "this build no longer writes the journal as it was");
+}
