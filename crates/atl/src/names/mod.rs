@@ -179,7 +179,7 @@ impl NameIndex {
             })
             .collect();
         exact.sort();
-        let mut blocks: Vec<(String, Vec<(RecordId, String, u32)>)> = self
+        let mut blocks: Vec<(String, Vec<_>)> = self
             .blocks
             .iter()
             .map(|(k, list)| {
