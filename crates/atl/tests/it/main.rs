@@ -6,6 +6,7 @@ mod contract;
 mod contradictions;
 mod crash;
 mod dedup;
+mod fuzz;
 mod golden;
 mod journal;
 mod model;
