@@ -151,6 +151,8 @@ pub struct Atl {
     pub(crate) journal: Option<crate::journal::Journaled>,
     /// The journal sequence number recorded in the snapshot last loaded.
     pub(crate) loaded_journal_seq: u64,
+    /// Writes whose journal failure could not be returned (`purge_source`), counted.
+    pub(crate) journal_failures: u64,
     scratch: Scratch,
 }
 
@@ -202,6 +204,7 @@ impl Atl {
             claims: maxim_core::ownership::FileClaims::new(),
             journal: None,
             loaded_journal_seq: 0,
+            journal_failures: 0,
             scratch: Scratch::default(),
         })
     }
@@ -825,9 +828,25 @@ impl Atl {
     }
 
     /// Removes everything from `source`: the concepts it is the source of (deletion callbacks
-    /// run) and its claims on the concepts that stay. Errors: a journal that refuses the
-    /// write (nothing changes then).
-    pub fn purge_source(&mut self, source: &Source) -> Result<SourcePurge> {
+    /// run) and its claims on the concepts that stay.
+    ///
+    /// On a directory a journal that refuses the write is logged and counted
+    /// (`journal_failures` in the stats) and nothing is removed (an empty report);
+    /// [`try_purge_source`](Self::try_purge_source) returns the error instead.
+    pub fn purge_source(&mut self, source: &Source) -> SourcePurge {
+        match self.try_purge_source(source) {
+            Ok(purge) => purge,
+            Err(e) => {
+                self.journal_failures += 1;
+                tracing::warn!(%source, error = %e, "source not purged: the journal refused the write");
+                SourcePurge::default()
+            }
+        }
+    }
+
+    /// [`purge_source`](Self::purge_source), returning the journal's error when it refuses
+    /// the write (nothing changes then).
+    pub fn try_purge_source(&mut self, source: &Source) -> Result<SourcePurge> {
         let _s = tracing::debug_span!("atl_purge_source").entered();
         match self.commit(Op::PurgeSource { source: source.clone() })? {
             Applied::Purge(purge) => Ok(purge),

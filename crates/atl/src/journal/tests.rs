@@ -229,7 +229,7 @@ fn run(atl: &mut Atl, clock: &ManualClock, step: &Step) -> String {
                 atl.remove_property(pick(a), KEYS[usize::from(k) % KEYS.len()]).map(|p| p.claims().len())
             )
         }
-        Step::Purge(s) => format!("{:?}", atl.purge_source(&source(s.max(1)))),
+        Step::Purge(s) => format!("{:?}", atl.try_purge_source(&source(s.max(1)))),
         Step::Relate(x, y, t, w) => format!(
             "{:?}",
             atl.define_relationship(
