@@ -77,6 +77,7 @@ pub mod config;
 pub mod consolidate;
 pub mod error;
 pub mod filter;
+mod forget;
 mod index;
 pub mod journal;
 pub mod layer;
