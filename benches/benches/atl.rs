@@ -22,9 +22,15 @@
 //! - `find/C`: the outgoing relationships of the workload's seeds (limit 20);
 //! - `recall_associated/C`: the workload's 1,000 seeds, defaults (limit 10, decay 0.5, depth
 //!   3, threshold 0.1), no access recorded;
-//! - `recall_similar/100000`: the top 10 by the default embedder over the 10^5 concepts.
+//! - `recall_similar/100000`: the top 10 by the default embedder over the 10^5 concepts;
+//! - `find_or_create_journaled/{hit,miss}/{memory,never,interval}/10000`: the hit and the
+//!   miss above on a store of 10^4 concepts in memory, and on one opened on a directory
+//!   (`Atl::builder().open`, after a checkpoint) whose journal is written at once and never
+//!   synced (`SyncPolicy::Never`) or gathered and synced once a second (`Interval`, the
+//!   default): what journaling a write costs.
 //!
-//! Run with `cargo bench -p maxim-benches --bench atl`.
+//! Run with `cargo bench -p maxim-benches --bench atl` (only the journaled ones:
+//! `... --bench atl -- find_or_create_journaled`).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -33,6 +39,7 @@ use atl::{Atl, AtlConfig, Direction, spec};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use maxim_benches::{CATEGORIES, RELATIONSHIP_TYPES, T0_SECS, concept, semantic_draws};
 use maxim_core::graph::ActivationParams;
+use maxim_core::journal::SyncPolicy;
 use maxim_core::{ConceptSpec, ManualClock, MemoryLayer, RecordId, SplitMix64, Timestamp};
 
 const SIZES: [usize; 2] = [10_000, 100_000];
@@ -239,6 +246,59 @@ fn bench_miss_at_capacity(crit: &mut Criterion, c: usize) {
     );
 }
 
+/// `find_or_create_journaled/...` (see the crate docs).
+fn bench_journaled(crit: &mut Criterion) {
+    const C: usize = 10_000;
+    let mut group = crit.benchmark_group("find_or_create_journaled");
+    let hits = specs(C, |j| concept(j).0);
+    let misses = specs(C, |j| format!("control_{j:05}"));
+    for (name, policy) in
+        [("memory", None), ("never", Some(SyncPolicy::Never)), ("interval", Some(SyncPolicy::default()))]
+    {
+        let dir = std::env::temp_dir().join(format!("maxim-bench-atl-journal-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let clock = ManualClock::new(Timestamp::from_secs(T0_SECS));
+        let mut builder = Atl::builder();
+        let mut config = AtlConfig::default();
+        config.max_concepts = 2 * C;
+        builder.clock(clock.shared()).config(config).id_seed(6);
+        let mut atl = match policy {
+            Some(p) => builder.sync_policy(p).open(&dir).expect("a writable temporary directory"),
+            None => builder.build().expect("valid settings"),
+        };
+        for h in &hits {
+            atl.find_or_create(h).expect("a valid name");
+        }
+        if policy.is_some() {
+            atl.checkpoint().expect("a writable temporary directory");
+        }
+        let mut i = 0;
+        group.bench_function(BenchmarkId::new(format!("hit/{name}"), C), |b| {
+            b.iter(|| {
+                i = (i + 1) % C;
+                atl.find_or_create(black_box(&hits[i])).expect("a valid name").id
+            });
+        });
+        let mut i = 0;
+        group.bench_function(BenchmarkId::new(format!("miss/{name}"), C), |b| {
+            b.iter_custom(|iters| {
+                let mut timed = Duration::ZERO;
+                for _ in 0..iters {
+                    i = (i + 1) % C;
+                    let start = Instant::now();
+                    let made = atl.find_or_create(black_box(&misses[i])).expect("a valid name");
+                    timed += start.elapsed();
+                    atl.remove(made.id).expect("just created");
+                }
+                timed
+            });
+        });
+        drop(atl);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    group.finish();
+}
+
 fn semantic(c: &mut Criterion) {
     for n in SIZES {
         bench_size(c, n);
@@ -249,6 +309,6 @@ fn semantic(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    targets = semantic
+    targets = bench_journaled, semantic
 }
 criterion_main!(benches);

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use maxim_core::embed::{Embedder, HashEmbedder};
 use maxim_core::graph::ActivationParams;
+use maxim_core::journal::SyncPolicy;
 use maxim_core::{IdGenerator, SharedClock, SystemClock, check_unit, days};
 
 use crate::concept::MAX_REFS_PER_LAYER;
@@ -107,6 +108,7 @@ pub struct AtlBuilder {
     clock: Option<SharedClock>,
     embedder: Option<Arc<dyn Embedder>>,
     id_seed: Option<u64>,
+    sync_policy: SyncPolicy,
 }
 
 impl std::fmt::Debug for AtlBuilder {
@@ -115,6 +117,7 @@ impl std::fmt::Debug for AtlBuilder {
             .field("config", &self.config)
             .field("embedder", &self.embedder.as_ref().map(|e| e.name().to_owned()))
             .field("id_seed", &self.id_seed)
+            .field("sync_policy", &self.sync_policy)
             .finish_non_exhaustive()
     }
 }
@@ -144,7 +147,23 @@ impl AtlBuilder {
         self
     }
 
-    /// The layer, once the settings are checked.
+    /// When [`open`](Self::open) makes journaled writes durable (default
+    /// [`SyncPolicy::Interval`] of one second; see [`maxim_core::journal`]).
+    pub fn sync_policy(&mut self, policy: SyncPolicy) -> &mut Self {
+        self.sync_policy = policy;
+        self
+    }
+
+    /// The layer opened on directory `dir` (created if missing): `atl.snap` (or its backup)
+    /// loaded and the journal replayed, every later write journaled before it returns.
+    /// Errors: the settings, another open layer holding the directory
+    /// ([`maxim_core::Error::Locked`]), a snapshot or journal that cannot be read, or damage
+    /// the journal's recovery does not cover. See [`crate::journal`].
+    pub fn open(&self, dir: impl AsRef<std::path::Path>) -> Result<Atl> {
+        self.build()?.open_dir(dir.as_ref(), self.sync_policy)
+    }
+
+    /// The layer, in memory, once the settings are checked.
     pub fn build(&self) -> Result<Atl> {
         Atl::from_parts(
             self.config.clone(),

@@ -69,6 +69,7 @@ use maxim_core::{MemoryRecord, RecordId, RecordMeta, Timestamp};
 use crate::concept::{CompressedSemantic, SemanticRecord};
 use crate::config::AtlConfig;
 use crate::error::Result;
+use crate::journal::{Applied, Op};
 use crate::state::State;
 use crate::store::Atl;
 
@@ -258,6 +259,14 @@ impl Atl {
         None
     }
 
+    /// The `n` lowest-ranked concepts at `now`, lowest first, by one full ranking.
+    pub(crate) fn lowest_ranked_n(&self, n: usize, now: Timestamp) -> Vec<RecordId> {
+        let mut all: Vec<Ranked> =
+            (0..self.state.len()).map(|slot| rank_of(&self.state, &self.config, slot, now)).collect();
+        all.sort_unstable();
+        all.into_iter().take(n).map(|r| r.id).collect()
+    }
+
     /// Ranks every concept at `now` and keeps the lowest as the eviction candidates.
     fn rank_for_eviction(&mut self, now: Timestamp) {
         let _s = tracing::debug_span!("atl_rank_for_eviction", n_concepts = self.state.len()).entered();
@@ -280,7 +289,9 @@ impl Atl {
     }
 
     /// One consolidation pass at `now`: compressions first, then removals. Returns the counts
-    /// (`promoted` is always 0: the semantic layer promotes nothing).
+    /// (`promoted` is always 0: the semantic layer promotes nothing). On a directory the pass
+    /// is journaled as the lists of concepts it compresses and removes. Errors: a journal that
+    /// refuses the write (nothing changes then).
     pub fn consolidate_at(&mut self, now: Timestamp) -> Result<ConsolidationReport> {
         let _s = tracing::debug_span!("atl_consolidate", n_concepts = self.state.len()).entered();
         let mut remove = Vec::new();
@@ -298,33 +309,23 @@ impl Atl {
                 compress.push(id);
             }
         }
-        for &id in &compress {
-            self.compress(id);
-        }
-        for &id in &remove {
-            self.remove_concept(id)?;
-        }
-        self.state.counters.compressions += compress.len() as u64;
-        self.state.counters.consolidations += 1;
-        self.state.eviction.clear();
-        let report = ConsolidationReport {
-            promoted: 0,
-            compressed: compress.len(),
-            removed: remove.len(),
-            preserved: self.state.len() - compress.len(),
+        let report = match self.commit(Op::Consolidate { at: now, compress, remove })? {
+            Applied::Consolidated(report) => report,
+            _ => ConsolidationReport::default(),
         };
         tracing::debug!(compressed = report.compressed, removed = report.removed, "atl consolidated");
         Ok(report)
     }
 
     /// Replaces the full concept `id` by its compressed form; it leaves the vector index and the
-    /// property and modality indexes, keeps its graph node, edges, names and aliases.
-    fn compress(&mut self, id: RecordId) {
+    /// property and modality indexes, keeps its graph node, edges, names and aliases. False
+    /// when `id` is not a full concept held.
+    pub(crate) fn compress(&mut self, id: RecordId) -> bool {
         let Some(slot) = self.state.slot(id) else {
-            return;
+            return false;
         };
         if self.state.records[slot].is_compressed() {
-            return;
+            return false;
         }
         self.state.unindex_content(slot);
         let edge_count = u32::try_from(self.state.graph.out_degree(id, None)).unwrap_or(u32::MAX);
@@ -344,6 +345,7 @@ impl Atl {
         };
         self.state.records[slot] = CompressedSemantic::from_concept(*concept, edge_count).into();
         let _ = self.state.vectors.remove(id);
+        true
     }
 }
 

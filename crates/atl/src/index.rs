@@ -157,7 +157,33 @@ pub(crate) struct ContextIndex {
     pub(crate) modalities: Postings,
 }
 
+impl Postings {
+    /// Every key with its ids, sorted (for comparing indexes built in different orders).
+    #[cfg(test)]
+    pub(crate) fn canonical(&self) -> Vec<(String, Vec<RecordId>)> {
+        let mut out: Vec<(String, Vec<RecordId>)> = self
+            .0
+            .iter()
+            .map(|(k, set)| {
+                let mut ids: Vec<RecordId> = set.iter().collect();
+                ids.sort_unstable();
+                (k.to_string(), ids)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
 impl ContextIndex {
+    /// Every lookup, sorted (for comparing indexes built in different orders).
+    #[cfg(test)]
+    pub(crate) fn canonical(&self) -> String {
+        let all =
+            [&self.names, &self.categories, &self.property_keys, &self.property_values, &self.modalities];
+        format!("{:?}", all.map(Postings::canonical))
+    }
+
     /// Number of distinct keys over every lookup (the original's `index_keys`).
     pub(crate) fn key_count(&self) -> usize {
         self.names.len()

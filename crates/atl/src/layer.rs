@@ -99,13 +99,15 @@ impl MemoryLayer for Atl {
     /// `concepts_stored`, `concepts_created`, `exact_hits`, `similarity_merges`,
     /// `similarity_comparisons`, `reinforcements`, `removals`, `evictions`, `compressions`,
     /// `consolidations`, `relationships_defined`, `relationships_reinforced`,
-    /// `contradictions_reported`, `queries`, `callback_failures`, and the gauges
+    /// `contradictions_reported`, `queries`, `callback_failures`, `journal_failures` (writes
+    /// that cannot return an error, whose journal append failed), and the gauges
     /// `contested_concepts`, `relationship_types`, `index_keys`, `vectors`.
     fn stats(&self) -> LayerStats {
         let queries = self.queries.load(std::sync::atomic::Ordering::Relaxed);
         let mut counters: std::collections::BTreeMap<String, u64> =
             self.state.counters.to_pairs(queries).into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         counters.insert("callback_failures".into(), self.callbacks.failures());
+        counters.insert("journal_failures".into(), self.journal_failures);
         counters.insert("contested_concepts".into(), self.state.contested.len() as u64);
         counters.insert("relationship_types".into(), self.state.registry.len() as u64);
         counters.insert("index_keys".into(), self.state.index.key_count() as u64);

@@ -23,6 +23,10 @@
 //!   [`relations`]).
 //! - [`properties`]: properties are claims of sources; a second source's different value is
 //!   kept beside the first and reported as a [`Contradiction`], never silently overwritten.
+//! - [`journal`]: the layer opened on a directory ([`AtlBuilder::open`], with a
+//!   [`SyncPolicy`](maxim_core::journal::SyncPolicy)): every write is resolved into an [`Op`]
+//!   and journaled before it is applied, so a crash loses no acknowledged write;
+//!   [`checkpoint`](Atl::checkpoint) compacts.
 //!
 //! ```
 //! use atl::{Atl, Direction, MatchKind, spec};
@@ -75,6 +79,7 @@ pub mod error;
 pub mod filter;
 mod forget;
 mod index;
+pub mod journal;
 pub mod layer;
 pub mod names;
 pub mod persist;
@@ -92,6 +97,7 @@ pub use config::{AtlBuilder, AtlConfig};
 pub use consolidate::{EVICTION_BATCH_DIVISOR, EVICTION_RANKING_TTL, may_compress, retention_score};
 pub use error::{Error, Result};
 pub use filter::ConceptFilter;
+pub use journal::Op;
 pub use maxim_core;
 pub use persist::SCHEMA_VERSION;
 pub use properties::{Claim, Contradiction, Property, PropertyChange};

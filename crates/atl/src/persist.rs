@@ -1,8 +1,10 @@
 //! Saving and loading the semantic layer (§4.7) through the core snapshot codec.
 //!
-//! A snapshot of kind `atl` holds the records (full and compressed), the concept graph with
-//! every relationship edge and its metadata, the relationship types proposed at run time, and
-//! the counters. Saving is atomic (`maxim_core::codec::save`). Loading decodes and checks the
+//! A snapshot of kind `atl` holds its schema version, the number of the last journaled
+//! operation it holds (`journal_seq`, 0 for a layer in memory; see [`crate::journal`]), the
+//! records (full and compressed), the concept graph with every relationship edge and its
+//! metadata, the relationship types proposed at run time, and the counters. Version 1 files
+//! (without `journal_seq`) still load, as `journal_seq` 0. Saving is atomic (`maxim_core::codec::save`). Loading decodes and checks the
 //! whole file first (every record valid, ids distinct, every graph node a concept, every edge
 //! labelled with a known relationship type on the right edge kind) and only then replaces the
 //! layer's contents, so a failed load leaves the layer as it was.
@@ -46,25 +48,65 @@ use crate::registry::{RelationshipType, edge_kind_of};
 use crate::state::State;
 use crate::store::{Atl, LAYER_NAME};
 
-/// The version of the snapshot's payload layout this build writes and reads.
-pub const SCHEMA_VERSION: u16 = 1;
+/// The version of the snapshot's payload layout this build writes: 2 (version 1, which it
+/// still reads, had no `journal_seq`).
+pub const SCHEMA_VERSION: u16 = 2;
+
+/// The first schema version, read as `journal_seq` 0.
+const SCHEMA_V1: u16 = 1;
 
 #[derive(Serialize)]
 struct SnapshotOut<'a> {
     schema: u16,
+    journal_seq: u64,
     records: &'a [SemanticRecord],
     graph: &'a Graph,
     relationship_types: Vec<&'a RelationshipType>,
     counters: Vec<(&'static str, u64)>,
 }
 
-#[derive(Deserialize)]
+/// A decoded snapshot of either version: the schema, then (from version 2) `journal_seq`,
+/// then the body both versions share.
 struct SnapshotIn {
     schema: u16,
+    journal_seq: u64,
+    body: BodyIn,
+}
+
+#[derive(Deserialize)]
+struct BodyIn {
     records: Vec<SemanticRecord>,
     graph: Graph,
     relationship_types: Vec<RelationshipType>,
     counters: Vec<(String, u64)>,
+}
+
+impl<'de> Deserialize<'de> for SnapshotIn {
+    /// postcard lays a struct out as its fields in order, so the payload reads as a sequence:
+    /// the schema first, which says whether `journal_seq` follows.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = SnapshotIn;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an atl snapshot: schema, journal_seq (from version 2), body")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<SnapshotIn, A::Error> {
+                let missing = |n| serde::de::Error::invalid_length(n, &"an atl snapshot");
+                let schema: u16 = seq.next_element()?.ok_or_else(|| missing(0))?;
+                let journal_seq =
+                    if schema == SCHEMA_V1 { 0 } else { seq.next_element()?.ok_or_else(|| missing(1))? };
+                let body = seq.next_element()?.ok_or_else(|| missing(2))?;
+                Ok(SnapshotIn { schema, journal_seq, body })
+            }
+        }
+        d.deserialize_tuple(3, Fields)
+    }
 }
 
 /// The snapshot kind of the semantic layer.
@@ -79,11 +121,31 @@ impl Atl {
     /// [`allow_overwrite`](Self::allow_overwrite); otherwise
     /// [`maxim_core::Error::OverwriteRefused`] and nothing is written (see
     /// [`maxim_core::ownership`]).
+    ///
+    /// A layer open on a directory saves copies elsewhere (recording the last journaled
+    /// operation); its own snapshot in the directory is written by
+    /// [`checkpoint`](Self::checkpoint) only (`InvalidArgument` here).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("atl_save", n_concepts = self.state.len()).entered();
+        if let Some(j) = &self.journal
+            && path == j.dir.snapshot_path()
+        {
+            return Err(maxim_core::Error::invalid(
+                "save",
+                "this is the snapshot of the layer's own directory; call checkpoint() instead",
+            )
+            .into());
+        }
+        self.save_recording(path, self.journal_seq())
+    }
+
+    /// Saves to `path` under the ownership guard, recording `journal_seq` as the last
+    /// journaled operation the snapshot holds.
+    pub(crate) fn save_recording(&self, path: &Path, journal_seq: u64) -> Result<()> {
         let snapshot = SnapshotOut {
             schema: SCHEMA_VERSION,
+            journal_seq,
             records: &self.state.records,
             graph: &self.state.graph,
             relationship_types: self.state.registry.proposed().collect(),
@@ -107,9 +169,12 @@ impl Atl {
     /// Replaces the layer's contents with the snapshot at `path`; on any error the layer is
     /// left exactly as it was (see the [module docs](self)). A file that fails the codec's
     /// checks or the layer's own is moved aside (see [`maxim_core::codec::load_checked`]).
+    /// A layer open on a directory refuses (`InvalidArgument`): it reloads by reopening, since
+    /// its journal continues its own snapshot.
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("atl_load").entered();
+        self.refuse_when_journaled("load")?;
         let loaded = codec::load_checked(path, SNAPSHOT_KIND, |p, snap: SnapshotIn| {
             self.rebuild(p, snap).map_err(maxim_core::Error::from)
         })?;
@@ -120,10 +185,18 @@ impl Atl {
 
     /// Loads `path`, or its backup when `path` is missing, rejected by the codec or refused
     /// by the layer's own checks (the refused file is moved aside); when neither exists the
-    /// layer stays as it is and the outcome says [`LoadOutcome::Missing`].
+    /// layer stays as it is and the outcome says [`LoadOutcome::Missing`]. A layer open on a
+    /// directory refuses, as [`load`](Self::load) does.
     pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("atl_load_with_recovery").entered();
+        self.refuse_when_journaled("load_with_recovery")?;
+        self.recover(path)
+    }
+
+    /// [`load_with_recovery`](Self::load_with_recovery) without the journal check (opening a
+    /// directory uses it before the journal is attached).
+    pub(crate) fn recover(&mut self, path: &Path) -> Result<LoadOutcome> {
         let checked = codec::load_with_recovery_checked(path, SNAPSHOT_KIND, |p, snap: SnapshotIn| {
             self.rebuild(p, snap).map_err(maxim_core::Error::from)
         });
@@ -143,7 +216,20 @@ impl Atl {
         })
     }
 
-    fn install(&mut self, (state, queries): (State, u64)) {
+    /// Refuses `what` (a load) on a layer open on a directory.
+    fn refuse_when_journaled(&self, what: &'static str) -> Result<()> {
+        if self.journal.is_some() {
+            return Err(maxim_core::Error::invalid(
+                "load",
+                format!("{what}: the layer is open on a directory; reopen it instead"),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    fn install(&mut self, (state, queries, journal_seq): (State, u64, u64)) {
+        self.loaded_journal_seq = journal_seq;
         for record in &state.records {
             self.ids.observe(record.id());
         }
@@ -153,7 +239,7 @@ impl Atl {
     }
 
     /// Checks a decoded snapshot and builds the layer's state from it.
-    fn rebuild(&self, path: &Path, snap: SnapshotIn) -> Result<(State, u64)> {
+    fn rebuild(&self, path: &Path, snap: SnapshotIn) -> Result<(State, u64, u64)> {
         let corrupt = |reason: String| {
             Error::Core(maxim_core::Error::Corrupt {
                 path: path.to_path_buf(),
@@ -161,7 +247,7 @@ impl Atl {
                 kept_aside: None,
             })
         };
-        if snap.schema != SCHEMA_VERSION {
+        if snap.schema != SCHEMA_VERSION && snap.schema != SCHEMA_V1 {
             return Err(Error::Core(maxim_core::Error::UnsupportedVersion {
                 path: path.to_path_buf(),
                 found: snap.schema,
@@ -169,6 +255,8 @@ impl Atl {
                 kept_aside: None,
             }));
         }
+        let journal_seq = snap.journal_seq;
+        let snap = snap.body;
         let mut state = State::new(&self.config, self.embedder.dim())?;
         state.registry.merge_saved(&snap.relationship_types);
         let mut vector = Vec::new();
@@ -215,6 +303,6 @@ impl Atl {
             state.counters.set(name, *value);
         }
         let queries = snap.counters.iter().find(|(n, _)| n == "queries").map_or(0, |(_, v)| *v);
-        Ok((state, queries))
+        Ok((state, queries, journal_seq))
     }
 }

@@ -246,10 +246,22 @@ impl Properties {
     ) -> Result<SetOutcome> {
         let key = check_key(key)?;
         check_value(&value)?;
+        Ok(self.set_checked(key, value, source, trust, at))
+    }
+
+    /// [`set`](Self::set) of a key and a value already checked (`key` trimmed).
+    pub(crate) fn set_checked(
+        &mut self,
+        key: &str,
+        value: Value,
+        source: Source,
+        trust: Trust,
+        at: Timestamp,
+    ) -> SetOutcome {
         let claim = Claim { value, source, trust, at };
         let Some(prop) = self.0.iter_mut().find(|p| p.key == key) else {
             self.0.push(Property { key: key.to_owned(), claims: vec![claim] });
-            return Ok(SetOutcome { change: PropertyChange::Added, contested: false });
+            return SetOutcome { change: PropertyChange::Added, contested: false };
         };
         let change = if let Some(own) = prop.claims.iter_mut().find(|c| c.source == claim.source) {
             if same_value(&own.value, &claim.value) {
@@ -264,7 +276,7 @@ impl Properties {
             prop.claims.push(claim);
             if agrees { PropertyChange::Corroborated } else { PropertyChange::Disputed }
         };
-        Ok(SetOutcome { change, contested: prop.is_contested() })
+        SetOutcome { change, contested: prop.is_contested() }
     }
 
     /// Removes `source`'s claim on `key`; returns it. The property goes when its last claim does.

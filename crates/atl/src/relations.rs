@@ -41,7 +41,8 @@ use maxim_core::{EdgeKind, MemoryRecord, RecordId, check_unit};
 
 use crate::concept::SemanticRecord;
 use crate::error::{Error, Result};
-use crate::registry::edge_kind_of;
+use crate::journal::{Applied, Op};
+use crate::registry::{check_type_name, edge_kind_of};
 use crate::store::Atl;
 
 /// The confidence of a relationship defined without one.
@@ -190,14 +191,11 @@ impl Atl {
         confidence: f64,
     ) -> Result<DefineOutcome> {
         let _s = tracing::debug_span!("atl_define_relationship", %source, %target).entered();
-        let rel = self.state.registry.require(relationship)?;
-        let (symmetric, reflexive) = (rel.symmetric, rel.reflexive);
+        let reflexive = self.state.registry.require(relationship)?.reflexive;
         let weight = check_weight(weight)?;
         let confidence = check_unit("confidence", confidence)?;
         let kind = edge_kind_of(relationship);
-        let graph = &mut self.state.graph;
-        // A symmetric pair is always written whole, so the forward edge speaks for both (a
-        // lone reverse edge, which only a hand-made file could hold, is overwritten).
+        let graph = &self.state.graph;
         let forward = graph
             .find_edge(source, target, Some(kind), Some(relationship))
             .map(|e| (e.weight, e.confidence().unwrap_or(DEFAULT_RELATIONSHIP_CONFIDENCE)));
@@ -213,13 +211,41 @@ impl Atl {
         if source == target && !reflexive {
             return Err(Error::SelfRelationship { id: source, relationship: relationship.to_owned() });
         }
-        let (new_weight, new_confidence) = match forward {
+        let (weight, confidence) = match forward {
             Some((w, c)) => (w.max(weight), reinforced_confidence(c, confidence)),
             None => (weight, confidence),
         };
-        let edge = EdgeSpec { kind, relationship, weight: new_weight, confidence: new_confidence };
-        edge.write(graph, source, target, forward.is_some())?;
-        if symmetric
+        let op = Op::Relate { source, target, relationship: relationship.to_owned(), weight, confidence };
+        match self.commit(op)? {
+            Applied::Defined(outcome) => Ok(outcome),
+            _ => Err(Error::UnknownRelationship { name: relationship.to_owned() }),
+        }
+    }
+
+    /// Writes the relationship `source → target` (and its reverse for a symmetric type) with
+    /// its final `weight` and `confidence`, counting a creation or a reinforcement. Both ends
+    /// are held and the numbers checked; only a graph at its size limit refuses an edge, which
+    /// is logged and leaves the graph as it was.
+    pub(crate) fn apply_relate(
+        &mut self,
+        source: RecordId,
+        target: RecordId,
+        relationship: &str,
+        weight: f64,
+        confidence: f64,
+    ) -> DefineOutcome {
+        let symmetric = self.state.registry.is_symmetric(relationship);
+        let kind = edge_kind_of(relationship);
+        let graph = &mut self.state.graph;
+        // A symmetric pair is always written whole, so the forward edge speaks for both (a
+        // lone reverse edge, which only a hand-made file could hold, is overwritten).
+        let forward = graph
+            .find_edge(source, target, Some(kind), Some(relationship))
+            .map(|e| (e.weight, e.confidence().unwrap_or(DEFAULT_RELATIONSHIP_CONFIDENCE)));
+        let edge = EdgeSpec { kind, relationship, weight, confidence };
+        let mut written = edge.write(graph, source, target, forward.is_some());
+        if written.is_ok()
+            && symmetric
             && source != target
             && let Err(err) = edge.write(graph, target, source, forward.is_some())
         {
@@ -233,14 +259,17 @@ impl Atl {
                     let _ = old.write(graph, source, target, true);
                 }
             }
-            return Err(err);
+            written = Err(err);
+        }
+        if let Err(err) = written {
+            tracing::warn!(%source, %target, relationship, error = %err, "the concept graph refused the relationship");
         }
         if let Some((previous_weight, previous_confidence)) = forward {
             self.state.counters.relationships_reinforced += 1;
-            Ok(DefineOutcome::Reinforced { previous_weight, previous_confidence })
+            DefineOutcome::Reinforced { previous_weight, previous_confidence }
         } else {
             self.state.counters.relationships_defined += 1;
-            Ok(DefineOutcome::Created)
+            DefineOutcome::Created
         }
     }
 
@@ -260,6 +289,28 @@ impl Atl {
         }
         self.state.require(source)?;
         self.state.require(target)?;
+        let any =
+            self.state.graph.outgoing(source).any(|e| {
+                e.target == target && e.relation().is_some_and(|r| relationship.is_none_or(|n| r == n))
+            });
+        if !any {
+            return Ok(0);
+        }
+        let op = Op::RemoveRelationship { source, target, relationship: relationship.map(str::to_owned) };
+        match self.commit(op)? {
+            Applied::Count(n) => Ok(n),
+            _ => Ok(0),
+        }
+    }
+
+    /// Removes the relationships `source → target` of type `relationship` (every type when
+    /// `None`), and the reverse edges of symmetric types; returns how many directed edges went.
+    pub(crate) fn apply_remove_relationship(
+        &mut self,
+        source: RecordId,
+        target: RecordId,
+        relationship: Option<&str>,
+    ) -> usize {
         let doomed: Vec<(EdgeKind, String)> = self
             .state
             .graph
@@ -276,7 +327,7 @@ impl Atl {
                 removed += usize::from(self.state.graph.remove_edge(target, source, kind, Some(&name)));
             }
         }
-        Ok(removed)
+        removed
     }
 
     /// Up to `limit` relationships of concept `id` (of type `relationship`, or of any type when
@@ -347,7 +398,7 @@ impl Atl {
         relationship: &str,
         update: EdgeUpdate,
     ) -> Result<bool> {
-        let symmetric = self.state.registry.require(relationship)?.symmetric;
+        self.state.registry.require(relationship)?;
         let weight = update.weight.map(check_weight).transpose()?;
         let confidence = update.confidence.map(|c| check_unit("confidence", c)).transpose()?;
         let delta =
@@ -355,24 +406,44 @@ impl Atl {
         self.state.require(source)?;
         self.state.require(target)?;
         let kind = edge_kind_of(relationship);
-        let graph = &mut self.state.graph;
-        let Some(edge) = graph.find_edge(source, target, Some(kind), Some(relationship)) else {
+        let Some(edge) = self.state.graph.find_edge(source, target, Some(kind), Some(relationship)) else {
             return Ok(false);
         };
         let old = edge.confidence().unwrap_or(DEFAULT_RELATIONSHIP_CONFIDENCE);
-        let new_confidence = match (confidence, delta) {
+        let confidence = match (confidence, delta) {
             (Some(c), _) => Some(c),
             (None, Some(d)) => {
                 Some((old + d).clamp(MIN_RELATIONSHIP_CONFIDENCE, MAX_RELATIONSHIP_CONFIDENCE))
             }
             (None, None) => None,
         };
-        let meta = new_confidence.map(|c| EdgeMeta { confidence: Some(c), ..EdgeMeta::default() });
-        graph.update_edge(source, target, kind, Some(relationship), weight, meta.as_ref())?;
-        if symmetric && source != target {
-            graph.update_edge(target, source, kind, Some(relationship), weight, meta.as_ref())?;
+        let relationship = relationship.to_owned();
+        let op = Op::UpdateRelationship { source, target, relationship, weight, confidence };
+        Ok(matches!(self.commit(op)?, Applied::Flag(true)))
+    }
+
+    /// Sets the weight and the confidence given of the relationship `source → target` (and of
+    /// its reverse for a symmetric type); false when there is no such relationship. The
+    /// numbers were checked, so the graph takes them.
+    pub(crate) fn apply_update_relationship(
+        &mut self,
+        source: RecordId,
+        target: RecordId,
+        relationship: &str,
+        weight: Option<f64>,
+        confidence: Option<f64>,
+    ) -> bool {
+        let symmetric = self.state.registry.is_symmetric(relationship);
+        let kind = edge_kind_of(relationship);
+        let meta = confidence.map(|c| EdgeMeta { confidence: Some(c), ..EdgeMeta::default() });
+        let graph = &mut self.state.graph;
+        let found = graph
+            .update_edge(source, target, kind, Some(relationship), weight, meta.as_ref())
+            .unwrap_or(false);
+        if found && symmetric && source != target {
+            let _ = graph.update_edge(target, source, kind, Some(relationship), weight, meta.as_ref());
         }
-        Ok(true)
+        found
     }
 
     /// Registers a relationship type proposed at run time (see
@@ -384,7 +455,7 @@ impl Atl {
         description: &str,
         symmetric: bool,
     ) -> Result<bool> {
-        self.state.registry.propose(name, description, symmetric)
+        self.propose_relationship_type_with(name, description, symmetric, false)
     }
 
     /// [`propose_relationship_type`](Self::propose_relationship_type) with the choice of
@@ -396,7 +467,17 @@ impl Atl {
         symmetric: bool,
         reflexive: bool,
     ) -> Result<bool> {
-        self.state.registry.propose_type(name, description, symmetric, reflexive)
+        check_type_name(name)?;
+        if self.state.registry.contains(name) {
+            return Ok(false);
+        }
+        let op = Op::ProposeType {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            symmetric,
+            reflexive,
+        };
+        Ok(matches!(self.commit(op)?, Applied::Flag(true)))
     }
 
     /// Spreading activation from `seeds` with `params`: up to `limit` concepts (seeds excluded)

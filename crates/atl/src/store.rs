@@ -41,12 +41,12 @@ use maxim_core::{
     Timestamp, Trust,
 };
 
-use crate::concept::{Concept, MemoryRefs, SemanticRecord, default_source, merge_provenance};
+use crate::concept::{Concept, MemoryRefs, SemanticRecord, default_source};
 use crate::config::{AtlBuilder, AtlConfig};
-use crate::consolidate::EvictionQueue;
 use crate::error::{Error, Result};
 use crate::filter::{ConceptFilter, Prepared};
 use crate::index::property_value_key;
+use crate::journal::{Applied, Op};
 use crate::properties::{Claim, Contradiction, Property, PropertyChange, check_key, check_value, same_value};
 use crate::registry::RelationshipRegistry;
 pub(crate) use crate::state::State;
@@ -147,7 +147,23 @@ pub struct Atl {
     pub(crate) queries: AtomicU64,
     /// The files this layer created or read, which its saves may overwrite.
     pub(crate) claims: maxim_core::ownership::FileClaims,
+    /// The directory and journal, when the layer was opened on one.
+    pub(crate) journal: Option<crate::journal::Journaled>,
+    /// The journal sequence number recorded in the snapshot last loaded.
+    pub(crate) loaded_journal_seq: u64,
+    /// Writes whose journal failure could not be returned (`purge_source`), counted.
+    pub(crate) journal_failures: u64,
     scratch: Scratch,
+}
+
+impl Drop for Atl {
+    /// Journals the accesses of reads not journaled yet (the journal itself writes what it
+    /// gathered when it is dropped).
+    fn drop(&mut self) {
+        if let Err(e) = self.flush_reads() {
+            tracing::warn!(error = %e, "the accesses of the last reads were not journaled");
+        }
+    }
 }
 
 impl std::fmt::Debug for Atl {
@@ -157,6 +173,7 @@ impl std::fmt::Debug for Atl {
             .field("graph_edges", &self.state.graph.edge_count())
             .field("embedder", &self.embedder.name())
             .field("config", &self.config)
+            .field("journaled", &self.journal.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -185,6 +202,9 @@ impl Atl {
             callbacks: Callbacks::new(LAYER_NAME),
             queries: AtomicU64::new(0),
             claims: maxim_core::ownership::FileClaims::new(),
+            journal: None,
+            loaded_journal_seq: 0,
+            journal_failures: 0,
             scratch: Scratch::default(),
         })
     }
@@ -251,7 +271,7 @@ impl Atl {
     /// callbacks.
     ///
     /// Errors (nothing changes): an invalid record ([`SemanticRecord::validate`]), an id already
-    /// held ([`maxim_core::Error::Duplicate`]).
+    /// held ([`maxim_core::Error::Duplicate`]), a journal that refuses the write.
     pub fn insert(&mut self, record: SemanticRecord) -> Result<RecordId> {
         let id = record.id();
         let _s = tracing::debug_span!("atl_store", %id, n_concepts = self.state.len()).entered();
@@ -262,24 +282,42 @@ impl Atl {
         if self.state.slots.contains_key(&id) {
             return Err(maxim_core::Error::Duplicate { id }.into());
         }
-        self.ids.observe(id);
-        self.make_room()?;
-        let slot = self.state.push(record, &*self.embedder, &mut self.scratch.vector)?;
-        EvictionQueue::offer(&mut self.state, &self.config, slot, self.clock.now());
-        self.state.counters.concepts_stored += 1;
-        self.callbacks.fire_capture(id, &self.state.records[slot]);
+        let at = self.clock.now();
+        let evicted = self.victims(at);
+        self.commit_evicting(Op::Store { record: Box::new(record), at, evicted })?;
         Ok(id)
     }
 
+    /// Commits a write that may evict: a refused write puts the eviction candidates it took
+    /// back by dropping the ranking.
+    fn commit_evicting(&mut self, op: Op) -> Result<Applied> {
+        let result = self.commit(op);
+        if result.is_err() {
+            self.state.eviction.clear();
+        }
+        result
+    }
+
     /// Removes concept `id` from the store, every index and the graph (with all its edges), then
-    /// runs the deletion callbacks. Errors: [`maxim_core::Error::NotFound`].
+    /// runs the deletion callbacks. Errors: [`maxim_core::Error::NotFound`], a journal that
+    /// refuses the write.
     pub fn remove_concept(&mut self, id: RecordId) -> Result<SemanticRecord> {
         let _s = tracing::debug_span!("atl_remove", %id).entered();
-        let slot = self.state.require(id)?;
-        let record = self.state.take(slot);
-        self.state.counters.removals += 1;
-        self.callbacks.fire_delete(id);
-        Ok(record)
+        self.state.require(id)?;
+        match self.commit(Op::Remove { id })? {
+            Applied::Removed(Some(record)) => Ok(record),
+            _ => Err(Error::not_found(id)),
+        }
+    }
+
+    /// Appends a validated record whose id is new to the state, with its indexes and vector.
+    pub(crate) fn push_into_state(&mut self, record: SemanticRecord) -> Result<usize> {
+        self.state.push(record, &*self.embedder, &mut self.scratch.vector)
+    }
+
+    /// Computes the vector of the record at `slot` again.
+    pub(crate) fn reembed(&mut self, slot: usize) {
+        self.state.embed(slot, &*self.embedder, &mut self.scratch.vector);
     }
 
     /// Finds the concept `spec` names, or creates it (§4.5, with the seed's deduplication).
@@ -298,7 +336,7 @@ impl Atl {
     /// source and trust, the episode if any).
     ///
     /// Errors (nothing changes): a name without a letter or digit ([`Error::EmptyName`]), a
-    /// trust outside `[0, 1]`.
+    /// trust outside `[0, 1]`, a journal that refuses the write.
     pub fn find_or_create(&mut self, spec: &ConceptSpec) -> Result<FindOrCreate> {
         let _s = tracing::debug_span!("atl_find_or_create", n_concepts = self.state.len()).entered();
         let trust = Trust::new(spec.trust)?;
@@ -310,18 +348,13 @@ impl Atl {
         let now = self.clock.now();
         let Scratch { name, category, key, .. } = &mut self.scratch;
         if let Some(id) = self.state.names.exact_with(key, category, name) {
-            self.state.counters.exact_hits += 1;
-            let reinforced = self.apply_hit(id, spec, now);
+            let reinforced = self.hit(id, None, 0, spec, now)?;
             return Ok(FindOrCreate { id, created: false, reinforced, matched: MatchKind::Exact });
         }
         let (hit, scored) = self.state.names.similar_with(key, category, name);
-        self.state.counters.similarity_comparisons += scored as u64;
         if let Some(hit) = hit {
             let _s = tracing::debug_span!("atl_similar_name", id = %hit.id, scored).entered();
-            self.state.counters.similarity_merges += 1;
-            let slot = self.state.slot(hit.id).expect("indexed names belong to held concepts");
-            self.state.add_alias(slot, spec.name.trim(), name);
-            let reinforced = self.apply_hit(hit.id, spec, now);
+            let reinforced = self.hit(hit.id, Some(spec.name.trim().to_owned()), scored as u64, spec, now)?;
             let matched = MatchKind::Similar { score: hit.score, matched_key: hit.key };
             return Ok(FindOrCreate { id: hit.id, created: false, reinforced, matched });
         }
@@ -333,29 +366,58 @@ impl Atl {
         concept.meta.trust = trust;
         concept.memory_refs = MemoryRefs::with_cap(self.config.max_refs_per_layer);
         concept.source_episode_ids.extend(spec.source_episode);
-        self.insert(concept.into())?;
-        self.state.counters.concepts_created += 1;
+        concept.validate()?;
+        let evicted = self.victims(now);
+        self.commit_evicting(Op::Create {
+            concept: Box::new(concept),
+            at: now,
+            evicted,
+            scored: scored as u64,
+        })?;
         Ok(FindOrCreate { id, created: true, reinforced: false, matched: MatchKind::Created })
     }
 
-    /// What a found concept takes from the spec; returns whether it was reinforced (only a
-    /// full concept is).
-    fn apply_hit(&mut self, id: RecordId, spec: &ConceptSpec, now: Timestamp) -> bool {
-        let slot = self.state.slot(id).expect("indexed names belong to held concepts");
-        let SemanticRecord::Full(c) = &mut self.state.records[slot] else {
-            return false;
+    /// A hit on concept `id` (by similarity when `alias` is given): journals and applies what
+    /// the concept takes from the spec; returns whether it was reinforced (only a full concept
+    /// is).
+    fn hit(
+        &mut self,
+        id: RecordId,
+        alias: Option<String>,
+        scored: u64,
+        spec: &ConceptSpec,
+        at: Timestamp,
+    ) -> Result<bool> {
+        // Only what applies is carried: a definition the concept lacks, for a full concept.
+        let definition = self
+            .concept(id)
+            .filter(|c| c.definition.trim().is_empty() && !spec.definition.trim().is_empty())
+            .map(|_| spec.definition.clone());
+        let op = Op::Hit {
+            id,
+            at,
+            alias,
+            scored,
+            episode: spec.source_episode,
+            provenance: spec.provenance,
+            definition,
         };
-        let reinforced = spec.source_episode.is_some();
-        if reinforced {
-            c.reinforce(spec.source_episode, now);
-            c.provenance = merge_provenance(c.provenance, spec.provenance);
-            self.state.counters.reinforcements += 1;
+        Ok(matches!(self.commit(op)?, Applied::Flag(true)))
+    }
+
+    /// The concepts to evict at `at` to make room for one more (see
+    /// [Eviction at capacity](crate::consolidate#eviction-at-capacity)): none below capacity.
+    fn victims(&mut self, at: Timestamp) -> Vec<RecordId> {
+        let (len, max) = (self.state.len(), self.config.max_concepts);
+        if len < max {
+            return Vec::new();
         }
-        if c.definition.trim().is_empty() && !spec.definition.trim().is_empty() {
-            c.definition.clone_from(&spec.definition);
-            self.state.embed(slot, &*self.embedder, &mut self.scratch.vector);
+        if len == max {
+            return self.next_eviction(at).into_iter().collect();
         }
-        reinforced
+        // Above capacity (a loaded file larger than this layer's capacity): the lowest-ranked
+        // `len + 1 - max` of one ranking.
+        self.lowest_ranked_n(len + 1 - max, at)
     }
 
     /// The concept `name` would be found as in `category`, without changing anything: the
@@ -380,10 +442,9 @@ impl Atl {
     /// compressed concept too (count, confidence and trace), but it keeps no episodes, so
     /// `episode` is not recorded then. Errors: [`maxim_core::Error::NotFound`].
     pub fn reinforce(&mut self, id: RecordId, episode: Option<RecordId>) -> Result<()> {
-        let slot = self.state.require(id)?;
-        let now = self.clock.now();
-        self.state.records[slot].reinforce(episode, now);
-        self.state.counters.reinforcements += 1;
+        self.state.require(id)?;
+        let at = self.clock.now();
+        self.commit(Op::Reinforce { id, episode, at })?;
         Ok(())
     }
 
@@ -519,64 +580,66 @@ impl Atl {
 
     /// Records an access to concept `id` (as `get` does) and returns it.
     /// Errors: [`maxim_core::Error::NotFound`].
+    ///
+    /// On a directory the access is journaled with the next write (see [`crate::journal`]).
     pub fn get(&mut self, id: RecordId) -> Result<&SemanticRecord> {
         let slot = self.state.require(id)?;
         let now = self.clock.now();
-        self.state.records[slot].meta_mut().touch(now);
+        self.touch_slot(slot, now);
         Ok(&self.state.records[slot])
     }
 
-    /// Records an access to each of `ids` that is held; returns how many.
+    /// Records an access to each of `ids` that is held; returns how many. On a directory the
+    /// accesses are journaled with the next write (see [`crate::journal`]).
     pub fn touch(&mut self, ids: &[RecordId]) -> usize {
         let now = self.clock.now();
         let mut n = 0;
         for &id in ids {
             if let Some(slot) = self.state.slot(id) {
-                self.state.records[slot].meta_mut().touch(now);
+                self.touch_slot(slot, now);
                 n += 1;
             }
         }
         n
     }
 
-    /// Sets the definition of concept `id` (and re-embeds it). Errors: unknown or compressed.
+    /// Sets the definition of concept `id` (and re-embeds it). Errors: unknown or compressed,
+    /// a journal that refuses the write.
     pub fn set_definition(&mut self, id: RecordId, definition: &str) -> Result<()> {
-        let slot = self.full_slot(id, "a definition")?;
-        if let SemanticRecord::Full(c) = &mut self.state.records[slot] {
-            definition.clone_into(&mut c.definition);
-        }
-        self.state.embed(slot, &*self.embedder, &mut self.scratch.vector);
+        self.full_slot(id, "a definition")?;
+        self.commit(Op::SetDefinition { id, definition: definition.to_owned() })?;
         Ok(())
     }
 
-    /// Sets the embedding text of concept `id` (and re-embeds it). Errors: unknown or compressed.
+    /// Sets the embedding text of concept `id` (and re-embeds it). Errors: unknown or
+    /// compressed, a journal that refuses the write.
     pub fn set_embedding_text(&mut self, id: RecordId, text: &str) -> Result<()> {
-        let slot = self.full_slot(id, "an embedding text")?;
-        if let SemanticRecord::Full(c) = &mut self.state.records[slot] {
-            text.clone_into(&mut c.embedding_text);
-        }
-        self.state.embed(slot, &*self.embedder, &mut self.scratch.vector);
+        self.full_slot(id, "an embedding text")?;
+        self.commit(Op::SetEmbeddingText { id, text: text.to_owned() })?;
         Ok(())
     }
 
     /// Adds a reference from concept `id` to record `target` of `layer` and records an access
-    /// (§4.3); false when it was already there. Errors: unknown or compressed concept.
+    /// (§4.3); false when it was already there (nothing is journaled then). Errors: unknown or
+    /// compressed concept, a journal that refuses the write.
     pub fn add_ref(&mut self, id: RecordId, layer: LayerKind, target: RecordId) -> Result<bool> {
         let slot = self.full_slot(id, "memory references")?;
-        let now = self.clock.now();
-        let SemanticRecord::Full(c) = &mut self.state.records[slot] else {
-            unreachable!("full_slot checked the record is full");
-        };
-        Ok(c.add_ref(layer, target, now))
+        if self.state.records[slot].as_concept().is_some_and(|c| c.memory_refs.get(layer).contains(&target)) {
+            return Ok(false);
+        }
+        let at = self.clock.now();
+        Ok(matches!(self.commit(Op::AddRef { id, layer, target, at })?, Applied::Flag(true)))
     }
 
-    /// Removes a reference; false when there was none. Errors: unknown or compressed concept.
+    /// Removes a reference; false when there was none (nothing is journaled then). Errors:
+    /// unknown or compressed concept, a journal that refuses the write.
     pub fn remove_ref(&mut self, id: RecordId, layer: LayerKind, target: RecordId) -> Result<bool> {
         let slot = self.full_slot(id, "memory references")?;
-        let SemanticRecord::Full(c) = &mut self.state.records[slot] else {
-            unreachable!("full_slot checked the record is full");
-        };
-        Ok(c.memory_refs.remove(layer, target))
+        if !self.state.records[slot].as_concept().is_some_and(|c| c.memory_refs.get(layer).contains(&target))
+        {
+            return Ok(false);
+        }
+        Ok(matches!(self.commit(Op::RemoveRef { id, layer, target })?, Applied::Flag(true)))
     }
 
     /// Reinforces the substrate concept `id`, or creates it (§4.5 `activate_substrate_node`): a
@@ -643,31 +706,20 @@ impl Atl {
     ) -> Result<PropertyWrite> {
         let _s = tracing::debug_span!("atl_set_property", %id).entered();
         let trust = Trust::new(trust)?;
-        let key = check_key(key)?;
-        let slot = self.full_slot(id, "properties")?;
-        let now = self.clock.now();
+        let key = check_key(key)?.to_owned();
+        self.full_slot(id, "properties")?;
+        let at = self.clock.now();
         let value = value.into();
         check_value(&value)?;
-        let was_contested = self.state.contested.contains(&id)
-            && self.concept(id).and_then(|c| c.properties.get(key)).is_some_and(Property::is_contested);
-        let outcome = self.edit_properties(slot, |c| c.properties.set(key, value, source, trust, now))?;
-        let contradiction = if outcome.contested {
-            if !was_contested {
-                self.state.counters.contradictions_reported += 1;
-            }
-            let prop =
-                self.concept(id).and_then(|c| c.properties.get(key)).expect("the property was just set");
-            tracing::debug!(%id, n_claims = prop.claims().len(), "contradiction surfaced");
-            Some(Contradiction::of(id, prop))
-        } else {
-            None
-        };
-        Ok(PropertyWrite { change: outcome.change, contradiction })
+        match self.commit(Op::SetProperty { id, key: key.clone(), value, source, trust, at })? {
+            Applied::Write(write) => Ok(write),
+            _ => Err(Error::NoSuchClaim { id, key }),
+        }
     }
 
     /// Applies `edit` to the properties of the full concept at `slot`, keeping the indexes
     /// right.
-    fn edit_properties<T>(&mut self, slot: usize, edit: impl FnOnce(&mut Concept) -> T) -> T {
+    pub(crate) fn edit_properties<T>(&mut self, slot: usize, edit: impl FnOnce(&mut Concept) -> T) -> T {
         self.state.unindex_content(slot);
         let SemanticRecord::Full(c) = &mut self.state.records[slot] else {
             unreachable!("callers pass full concepts");
@@ -712,24 +764,46 @@ impl Atl {
     /// value ([`Error::NoSuchClaim`]); nothing changes then.
     pub fn accept_value(&mut self, id: RecordId, key: &str, value: &Value) -> Result<Vec<Claim>> {
         let slot = self.full_slot(id, "properties")?;
-        self.edit_properties(slot, |c| c.properties.accept(key, value))
-            .ok_or_else(|| Error::NoSuchClaim { id, key: key.trim().to_owned() })
+        let no_claim = || Error::NoSuchClaim { id, key: key.trim().to_owned() };
+        let held = self.state.records[slot].as_concept().and_then(|c| c.properties.get(key));
+        if !held.is_some_and(|p| p.claims().iter().any(|c| same_value(&c.value, value))) {
+            return Err(no_claim());
+        }
+        let op = Op::AcceptValue { id, key: key.trim().to_owned(), value: value.clone() };
+        match self.commit(op)? {
+            Applied::Claims(Some(dropped)) => Ok(dropped),
+            _ => Err(no_claim()),
+        }
     }
 
     /// Retracts `source`'s claim on property `key` of concept `id`; returns it. Errors: unknown
     /// or compressed concept, or no such claim.
     pub fn retract_claim(&mut self, id: RecordId, key: &str, source: &Source) -> Result<Claim> {
         let slot = self.full_slot(id, "properties")?;
-        self.edit_properties(slot, |c| c.properties.retract(key, source))
-            .ok_or_else(|| Error::NoSuchClaim { id, key: key.trim().to_owned() })
+        let no_claim = || Error::NoSuchClaim { id, key: key.trim().to_owned() };
+        let held = self.state.records[slot].as_concept().and_then(|c| c.properties.get(key));
+        if !held.is_some_and(|p| p.claims().iter().any(|c| c.source == *source)) {
+            return Err(no_claim());
+        }
+        let op = Op::RetractClaim { id, key: key.trim().to_owned(), source: source.clone() };
+        match self.commit(op)? {
+            Applied::Claim(Some(claim)) => Ok(claim),
+            _ => Err(no_claim()),
+        }
     }
 
     /// Removes property `key` of concept `id` with every claim; returns it. Errors: unknown or
     /// compressed concept, or no such property.
     pub fn remove_property(&mut self, id: RecordId, key: &str) -> Result<Property> {
         let slot = self.full_slot(id, "properties")?;
-        self.edit_properties(slot, |c| c.properties.remove(key))
-            .ok_or_else(|| Error::NoSuchClaim { id, key: key.trim().to_owned() })
+        let no_claim = || Error::NoSuchClaim { id, key: key.trim().to_owned() };
+        if self.state.records[slot].as_concept().is_none_or(|c| c.properties.get(key).is_none()) {
+            return Err(no_claim());
+        }
+        match self.commit(Op::RemoveProperty { id, key: key.trim().to_owned() })? {
+            Applied::Property(Some(p)) => Ok(p),
+            _ => Err(no_claim()),
+        }
     }
 
     /// Everything from `source` (seed 004: trace and revoke a source): the concepts it is the
@@ -755,36 +829,29 @@ impl Atl {
 
     /// Removes everything from `source`: the concepts it is the source of (deletion callbacks
     /// run) and its claims on the concepts that stay.
+    ///
+    /// On a directory a journal that refuses the write is logged and counted
+    /// (`journal_failures` in the stats) and nothing is removed (an empty report);
+    /// [`try_purge_source`](Self::try_purge_source) returns the error instead.
     pub fn purge_source(&mut self, source: &Source) -> SourcePurge {
-        let _s = tracing::debug_span!("atl_purge_source").entered();
-        let (own, _) = self.from_source(source);
-        for &id in &own {
-            let _ = self.remove_concept(id);
-        }
-        let mut retracted = 0;
-        for slot in 0..self.state.len() {
-            let has =
-                self.state.records[slot].as_concept().is_some_and(|c| c.properties.has_claim_from(source));
-            if has {
-                retracted += self.edit_properties(slot, |c| c.properties.retract_source(source).len());
+        match self.try_purge_source(source) {
+            Ok(purge) => purge,
+            Err(e) => {
+                self.journal_failures += 1;
+                tracing::warn!(%source, error = %e, "source not purged: the journal refused the write");
+                SourcePurge::default()
             }
         }
-        SourcePurge { concepts_removed: own, claims_retracted: retracted }
     }
 
-    /// Makes room for one more concept, evicting the lowest-ranked when full (see
-    /// [Eviction at capacity](crate::consolidate#eviction-at-capacity)).
-    fn make_room(&mut self) -> Result<()> {
-        while self.state.len() >= self.config.max_concepts {
-            let now = self.clock.now();
-            let Some(victim) = self.next_eviction(now) else {
-                break;
-            };
-            tracing::debug!(id = %victim, "store full: evicting the lowest-ranked concept");
-            self.remove_concept(victim)?;
-            self.state.counters.evictions += 1;
+    /// [`purge_source`](Self::purge_source), returning the journal's error when it refuses
+    /// the write (nothing changes then).
+    pub fn try_purge_source(&mut self, source: &Source) -> Result<SourcePurge> {
+        let _s = tracing::debug_span!("atl_purge_source").entered();
+        match self.commit(Op::PurgeSource { source: source.clone() })? {
+            Applied::Purge(purge) => Ok(purge),
+            _ => Ok(SourcePurge::default()),
         }
-        Ok(())
     }
 }
 

@@ -164,6 +164,34 @@ impl NameIndex {
         })
     }
 
+    /// Every exact key with its holders, and every block with its candidates, sorted (for
+    /// comparing indexes built in different orders).
+    #[cfg(test)]
+    pub(crate) fn canonical(&self) -> String {
+        let mut exact: Vec<(String, Vec<RecordId>)> = self
+            .exact
+            .iter()
+            .map(|(k, &id)| {
+                let mut ids = vec![id];
+                ids.extend(self.shared.get(k).into_iter().flatten().copied());
+                ids.sort_unstable();
+                (k.to_string(), ids)
+            })
+            .collect();
+        exact.sort();
+        let mut blocks: Vec<(String, Vec<_>)> = self
+            .blocks
+            .iter()
+            .map(|(k, list)| {
+                let mut c: Vec<_> = list.iter().map(|c| (c.id, c.key.to_string(), c.grams)).collect();
+                c.sort();
+                (k.to_string(), c)
+            })
+            .collect();
+        blocks.sort();
+        format!("{exact:?}\n{blocks:?}")
+    }
+
     /// The similarity threshold.
     pub fn threshold(&self) -> f64 {
         self.threshold
