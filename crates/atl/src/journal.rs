@@ -173,6 +173,21 @@ pub enum Op {
         /// The target record.
         target: RecordId,
     },
+    /// [`Atl::forget_episode`]: the episode leaves the concept's source episodes and
+    /// references.
+    ForgetEpisode {
+        /// The concept.
+        id: RecordId,
+        /// The episode.
+        episode: RecordId,
+    },
+    /// [`Atl::weaken_concept`]: the concept's confidence lowered to `confidence`.
+    Weaken {
+        /// The concept.
+        id: RecordId,
+        /// The new confidence (never above the old).
+        confidence: f64,
+    },
     /// [`Atl::set_property`].
     SetProperty {
         /// The concept.
@@ -435,6 +450,9 @@ impl Atl {
                 check_key(key)?;
                 check_value(value)
             }
+            Op::Weaken { confidence, .. } => {
+                check_unit("confidence", *confidence).map(drop).map_err(Into::into)
+            }
             Op::Relate { relationship, weight, confidence, .. } => {
                 self.state.registry.require(relationship)?;
                 check_unit("weight", *weight)?;
@@ -517,6 +535,21 @@ impl Atl {
             }
             Op::RemoveRef { id, layer, target } => {
                 Applied::Flag(self.full_mut(id).is_some_and(|c| c.memory_refs.remove(layer, target)))
+            }
+            Op::ForgetEpisode { id, episode } => Applied::Flag(self.full_mut(id).is_some_and(|c| {
+                let before = c.source_episode_ids.len();
+                c.source_episode_ids.retain(|&e| e != episode);
+                let referenced = c.memory_refs.remove(LayerKind::Hippocampus, episode);
+                referenced || c.source_episode_ids.len() != before
+            })),
+            Op::Weaken { id, confidence } => {
+                if let Some(slot) = self.state.slot(id) {
+                    match &mut self.state.records[slot] {
+                        SemanticRecord::Full(c) => c.confidence = c.confidence.min(confidence),
+                        SemanticRecord::Compressed(c) => c.confidence = c.confidence.min(confidence),
+                    }
+                }
+                Applied::Nothing
             }
             Op::SetProperty { id, key, value, source, trust, at } => {
                 let Some(slot) = self.full_slot_of(id) else { return Applied::Nothing };

@@ -78,6 +78,10 @@ impl MemoryHub {
             return Ok(out);
         };
         let derived = Derived::of(stored);
+        let significance = stored.salience().clamp(0.0, 1.0);
+        if let Err(e) = self.scn.register(id, derived.timestamp, significance) {
+            warn(&mut out, format!("temporal bins: {e}"));
+        }
         self.derive(&derived, &mut out);
         self.metrics.mark(derived.created_at);
         Ok(out)

@@ -227,6 +227,9 @@ impl MemoryHub {
                     failures.push(format!("promoter, concept {id}: {e}"));
                 }
                 self.knowledge_index.remove(&record);
+                if let Err(e) = self.scn.remove(id) {
+                    failures.push(format!("temporal bins, {id}: {e}"));
+                }
                 match self.graph.remove_record(record) {
                     Ok(n) => edges += n,
                     Err(e) => failures.push(format!("cross-layer edges of {id}: {e}")),

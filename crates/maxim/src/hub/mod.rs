@@ -141,6 +141,7 @@ pub struct HubBuilder {
     promoter: PromoterConfig,
     cerebellum: CerebellumConfig,
     id_seed: Option<u64>,
+    time_zone: crate::scn::TimeZone,
 }
 
 impl std::fmt::Debug for HubBuilder {
@@ -172,6 +173,7 @@ impl Default for HubBuilder {
             promoter: PromoterConfig::default(),
             cerebellum: CerebellumConfig::default(),
             id_seed: None,
+            time_zone: crate::scn::TimeZone::UTC,
         }
     }
 }
@@ -261,6 +263,12 @@ impl HubBuilder {
         self
     }
 
+    /// The time zone of the temporal bins (default UTC; never the machine's own).
+    pub fn time_zone(&mut self, tz: crate::scn::TimeZone) -> &mut Self {
+        self.time_zone = tz;
+        self
+    }
+
     /// Seeds the layers' id generators (deterministic ids for tests and demos).
     pub fn id_seed(&mut self, seed: u64) -> &mut Self {
         self.id_seed = Some(seed);
@@ -309,19 +317,17 @@ impl HubBuilder {
         };
 
         let mut a = Atl::builder();
-        a.config(self.atl.clone()).clock(clock.clone());
+        a.config(self.atl.clone()).clock(clock.clone()).sync_policy(self.sync_policy);
         if let Some(e) = &self.embedder {
             a.embedder(e.clone());
         }
         if let Some(s) = seed(2) {
             a.id_seed(s);
         }
-        let mut atl = a.build()?;
-        if let Some(d) = sub("atl") {
-            std::fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
-            let path = d.join(ATL_FILE);
-            atl.load_with_recovery(&path)?;
-        }
+        let atl = match sub("atl") {
+            Some(d) => a.open(d)?,
+            None => a.build()?,
+        };
 
         let mut g = AngularGyrus::builder();
         g.config(self.angular_gyrus.clone()).clock(clock.clone()).sync_policy(self.sync_policy);
@@ -365,6 +371,13 @@ impl HubBuilder {
             None => c.build()?,
         };
 
+        let mut t = crate::scn::Scn::builder();
+        t.clock(clock.clone()).time_zone(self.time_zone).sync_policy(self.sync_policy);
+        let scn = match sub("scn") {
+            Some(d) => t.open(d)?,
+            None => t.build()?,
+        };
+
         let mut statistician = Statistician::new(self.statistician.clone())?;
         let mut metrics = MetricLog::new(self.config.max_metric_events);
         if let Some(d) = sub("hub") {
@@ -391,6 +404,7 @@ impl HubBuilder {
             gate,
             promoter,
             skills,
+            scn,
             metrics,
             removed: Arc::default(),
             session: None,
@@ -413,7 +427,6 @@ impl HubBuilder {
 }
 
 const STATISTICIAN_FILE: &str = "statistician.snap";
-const ATL_FILE: &str = "atl.snap";
 const METRICS_FILE: &str = "metrics.snap";
 
 /// The directory of `partition` under `data_dir`: the name itself when it is plain (ASCII
@@ -455,6 +468,7 @@ pub struct MemoryHub {
     gate: Arc<IpsGate>,
     promoter: SemanticPromoter,
     skills: Cerebellum,
+    scn: crate::scn::Scn,
     metrics: MetricLog,
     removed: Removed,
     session: Option<Timestamp>,
@@ -577,6 +591,11 @@ impl MemoryHub {
     /// the hub must keep in step, except on deletion: use [`forget`](Self::forget)).
     pub fn skills_mut(&mut self) -> &mut Cerebellum {
         &mut self.skills
+    }
+
+    /// The temporal bins (SCN): when things happened, and what recurs at an hour of day.
+    pub fn scn(&self) -> &crate::scn::Scn {
+        &self.scn
     }
 
     /// The metric series the hub keeps (tool and goal success over time).

@@ -26,7 +26,7 @@ use angular_gyrus::patterns::{cosinor_name, trend_name};
 use maxim_core::{CrossEdgeKind, LayerKind, LayerRecord, PromotionSource, RecordId, Timestamp};
 use promoter::{EpisodeElements, PromotionReport};
 
-use super::{ATL_FILE, METRICS_FILE, MemoryHub, Result, STATISTICIAN_FILE};
+use super::{METRICS_FILE, MemoryHub, Result, STATISTICIAN_FILE};
 
 /// What [`MemoryHub::on_session_start`] found.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -322,12 +322,13 @@ impl MemoryHub {
             }
         };
         check("hippocampus", self.hippocampus.checkpoint().map_err(|e| e.to_string()));
-        check("atl", self.atl.save(dir.join("atl").join(ATL_FILE)).map_err(|e| e.to_string()));
+        check("atl", self.atl.checkpoint().map_err(|e| e.to_string()));
         check("angular gyrus", self.angular_gyrus.checkpoint().map_err(|e| e.to_string()));
         check("cross-layer graph", self.graph.checkpoint().map_err(|e| e.to_string()));
         check("nac", self.nac.checkpoint().map_err(|e| e.to_string()));
         check("promoter", self.promoter.checkpoint().map_err(|e| e.to_string()));
         check("cerebellum", self.skills.checkpoint().map_err(|e| e.to_string()));
+        check("scn", self.scn.checkpoint().map_err(|e| e.to_string()));
         let hub = dir.join("hub");
         check("statistician", self.statistician.save(hub.join(STATISTICIAN_FILE)).map_err(|e| e.to_string()));
         check("metric series", self.metrics.save(&hub.join(METRICS_FILE)).map_err(|e| e.to_string()));
