@@ -13,10 +13,15 @@
 //! deterministic-counts test checks in a few seconds of a debug build.
 //!
 //! ```
-//! use maxim_benches::workload::{Options, counts, run_ips};
-//! let ips = run_ips(&Options::light());
-//! assert_eq!(ips["is_random_count"], 3614);
-//! assert_eq!(counts(&serde_json::json!({}), &ips)["ips.pattern_types.TRENDING"], 6019);
+//! use maxim_benches::workload::{Options, counts, lookup};
+//! let size = serde_json::json!({"capture": {"associations_formed": 4009, "seconds_median": 0.01}});
+//! let ips = serde_json::json!({"pattern_types": {"TRENDING": 6019}});
+//! let c = counts(&size, &ips);
+//! assert_eq!(c["capture.associations_formed"], 4009);
+//! assert_eq!(c["ips.pattern_types.TRENDING"], 6019);
+//! assert!(!c.contains_key("capture.seconds_median"), "timings are not counts");
+//! assert_eq!(lookup(&size, "capture.seconds_median").unwrap(), 0.01);
+//! assert_eq!(Options::light().passes, 1);
 //! ```
 
 mod episodic;
