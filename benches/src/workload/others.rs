@@ -162,7 +162,7 @@ pub fn run_ips(opts: &Options) -> Value {
                         PatternType::Cyclic => kinds[2] += 1,
                         PatternType::Clustering => kinds[3] += 1,
                         // 100 values are always enough; a change there shows up in the counts.
-                        _ => {}
+                        PatternType::InsufficientData => {}
                     }
                 }
             }

@@ -161,8 +161,6 @@ fn num(x: f64) -> String {
         format!("{x:.0}")
     } else if a >= 100.0 {
         format!("{x:.1}")
-    } else if a >= 10.0 {
-        format!("{x:.2}")
     } else if a >= 1.0 {
         format!("{x:.2}")
     } else if a == 0.0 {
