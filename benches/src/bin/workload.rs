@@ -82,11 +82,15 @@ fn main() -> ExitCode {
     };
     let opts = if args.light { Options::light() } else { Options::full() };
     if let Some(n) = args.size {
-        println!("{}", run_size(n, &opts));
+        let mut v = run_size(n, &opts);
+        v["child_cpu_s"] = cpu_seconds();
+        println!("{v}");
         return ExitCode::SUCCESS;
     }
     if args.ips {
-        println!("{}", run_ips(&opts));
+        let mut v = run_ips(&opts);
+        v["child_cpu_s"] = cpu_seconds();
+        println!("{v}");
         return ExitCode::SUCCESS;
     }
     match parent(&args) {
@@ -200,6 +204,22 @@ fn machine() -> Value {
         "cpu": cpu,
         "line": format!("nproc={nproc} {rustc} maxim={version} {platform} ({cpu})"),
     })
+}
+
+/// User + system CPU seconds of this process so far (`/proc/self/stat`, 100 ticks a
+/// second), or null. Beside the child's wall time it shows how much of the machine the run
+/// had: a single-threaded part on an idle machine gets about one second of CPU a second.
+fn cpu_seconds() -> Value {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok();
+    // The fields after the command name (which may hold spaces) start after the last ')'.
+    let fields: Option<Vec<u64>> = stat
+        .as_deref()
+        .and_then(|s| s.rsplit_once(')'))
+        .map(|(_, rest)| rest.split_whitespace().skip(11).take(2).filter_map(|x| x.parse().ok()).collect());
+    match fields.as_deref() {
+        Some([utime, stime]) => json!(((utime + stime) as f64 / 100.0 * 100.0).round() / 100.0),
+        _ => Value::Null,
+    }
 }
 
 /// The 1, 5 and 15 minute load averages (`/proc/loadavg`), or null.
