@@ -35,6 +35,21 @@
 
 pub use maxim_core;
 
+pub mod context;
+#[cfg(all(feature = "hippocampus", feature = "atl"))]
+pub mod extract;
+#[cfg(feature = "hub")]
+pub mod hub;
+
+pub use context::{ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions};
+#[cfg(all(feature = "hippocampus", feature = "atl"))]
+pub use extract::{Category, ExtractedConcept, Extraction, RelationKind, extract};
+#[cfg(feature = "hub")]
+pub use hub::{
+    Captured, Forget, ForgetReport, HubBuilder, HubConfig, HubStats, KnowledgeQuery, MemoryHub,
+    SessionReport, SessionStart, SharedHub, Traversal, TraversalStep,
+};
+
 #[cfg(feature = "angular-gyrus")]
 pub use angular_gyrus;
 #[cfg(feature = "atl")]
