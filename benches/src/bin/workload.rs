@@ -122,6 +122,7 @@ fn child(extra: &[String]) -> Result<Value, String> {
 
 fn parent(args: &Args) -> Result<(), String> {
     let started = Instant::now();
+    let started_utc = utc_now();
     let load_before = load_average();
     let light: Vec<String> = if args.light { vec!["--light".into()] } else { Vec::new() };
     let mut sizes = serde_json::Map::new();
@@ -138,7 +139,7 @@ fn parent(args: &Args) -> Result<(), String> {
         "implementation": "maxim (Rust)",
         "machine": machine(),
         "mode": if args.light { "light (one repetition, one pass)" } else { "full" },
-        "started_utc": utc_now(),
+        "started_utc": started_utc,
         "load_average_before": load_before,
         "load_average_after": load_average(),
         "total_wall_s": (started.elapsed().as_secs_f64() * 100.0).round() / 100.0,
