@@ -140,29 +140,11 @@ struct PartG {
     removals: Vec<usize>,
 }
 
-/// `k` distinct indices from `[0, n)` (the workload's `sample_indices`).
-fn sample_indices(rng: &mut SplitMix64, n: usize, k: usize) -> Vec<usize> {
-    let mut a: Vec<usize> = (0..n).collect();
-    for i in 0..k {
-        let j = i + rng.below((n - i) as u64) as usize;
-        a.swap(i, j);
-    }
-    a.truncate(k);
-    a
-}
-
 fn part_g(n: usize) -> PartG {
     let c = n / 10;
-    let mut ids = SplitMix64::new(maxim_benches::seeds::EPISODE_IDS);
-    let episodes = (0..n)
-        .map(|_| {
-            let mut b = [0u8; 16];
-            b[..8].copy_from_slice(&ids.next_u64().to_be_bytes());
-            b[8..].copy_from_slice(&ids.next_u64().to_be_bytes());
-            b[6] = (b[6] & 0x0F) | 0x40;
-            b[8] = (b[8] & 0x3F) | 0x80;
-            LayerRecord::new(LayerKind::Hippocampus, RecordId::from_u128(u128::from_be_bytes(b)))
-        })
+    let episodes = maxim_benches::episode_ids(n)
+        .into_iter()
+        .map(|id| LayerRecord::new(LayerKind::Hippocampus, id))
         .collect::<Vec<_>>();
     assert_eq!(episodes[0].id.to_string(), "088712be-8a58-4fca-bbff-7c596e26ce46");
     let mut id_gen = IdGenerator::seeded(maxim_benches::seeds::SEMANTIC);
@@ -171,11 +153,8 @@ fn part_g(n: usize) -> PartG {
             LayerRecord::new(LayerKind::Atl, id_gen.next_id(Timestamp::from_secs(maxim_benches::T0_SECS)))
         })
         .collect();
-    let mut rng = SplitMix64::new(maxim_benches::seeds::CROSS_LAYER);
-    let inst = (0..n).map(|_| rng.below(c as u64) as usize).collect();
-    let derived = (0..c).map(|_| (rng.below(n as u64) as usize, 0.5 + 0.5 * rng.uniform())).collect();
-    let seeds = (0..1000).map(|_| rng.below(n as u64) as usize).collect();
-    let removals = sample_indices(&mut rng, n, 1000);
+    let maxim_benches::CrossLayerDraws { inst, derived, seeds, removals } =
+        maxim_benches::cross_layer_draws(n);
     PartG { episodes, concepts, inst, derived, seeds, removals }
 }
 

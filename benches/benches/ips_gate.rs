@@ -19,27 +19,6 @@ use ips_gate::{IpsGate, assess_randomness};
 use maxim_core::contracts::{CAUSAL_PATTERN, OPERATIONAL_PATTERN};
 use maxim_core::{PromotionCandidate, Source, SplitMix64, Timestamp};
 
-/// The 10^4 series of part i.
-fn series() -> Vec<Vec<f64>> {
-    let mut rng = SplitMix64::new(9);
-    (0..10_000)
-        .map(|s| {
-            (0..100)
-                .map(|t| {
-                    let u = rng.uniform();
-                    let t = f64::from(t);
-                    match s % 4 {
-                        0 => u,
-                        1 => 0.01 * t + u,
-                        2 => (2.0 * std::f64::consts::PI * t / 12.0).sin() + 0.5 * u,
-                        _ => -(1.0 - u).ln(),
-                    }
-                })
-                .collect()
-        })
-        .collect()
-}
-
 fn candidate(i: usize, rng: &mut SplitMix64) -> PromotionCandidate {
     let mut t = 1_700_000_000.0;
     let (category, confidence, times) = match i % 4 {
@@ -77,7 +56,7 @@ fn candidate(i: usize, rng: &mut SplitMix64) -> PromotionCandidate {
 }
 
 fn assess(crit: &mut Criterion) {
-    let all = series();
+    let all = maxim_benches::randomness_series();
     let mut group = crit.benchmark_group("assess");
     let mut i = 0;
     group.bench_function(BenchmarkId::new("series", 100), |b| {

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use maxim_core::value::{Map, Value};
-use maxim_core::{ManualClock, RecordId, SplitMix64, Timestamp};
+use maxim_core::{ManualClock, RecordId, Timestamp};
 use nac::{Nac, Observation, Valence};
 
 /// One drawn observation: signature index, positive or not, mode, delay, episode.
@@ -43,11 +43,11 @@ struct Names {
 }
 
 fn names() -> Names {
-    let sigs: Vec<String> = (0..500).map(|k| format!("tool:tool_{k:03}")).collect();
+    let sigs: Vec<String> = (0..500).map(maxim_benches::causal_signature).collect();
     Names {
         pos: sigs.iter().map(|s| format!("{s}:positive")).collect(),
         neg: sigs.iter().map(|s| format!("{s}:negative")).collect(),
-        modes: ["explore", "exploit", "idle"]
+        modes: maxim_benches::MODES
             .iter()
             .map(|m| [("mode", Value::from(*m))].into_iter().collect())
             .collect(),
@@ -55,39 +55,15 @@ fn names() -> Names {
     }
 }
 
-/// The workload's episode ids (seed 10) as record ids.
-fn episode_ids(n: usize) -> Vec<RecordId> {
-    let mut rng = SplitMix64::new(10);
-    (0..n)
-        .map(|_| {
-            let mut bytes = [0u8; 16];
-            bytes[..8].copy_from_slice(&rng.next_u64().to_be_bytes());
-            bytes[8..].copy_from_slice(&rng.next_u64().to_be_bytes());
-            bytes[6] = (bytes[6] & 0x0F) | 0x40;
-            bytes[8] = (bytes[8] & 0x3F) | 0x80;
-            RecordId::from_u128(u128::from_be_bytes(bytes))
-        })
-        .collect()
-}
-
 /// The `count` observations of part h for size `n` (seed 8), continuing the stream when
 /// `skip` observations were drawn before.
 fn draws(n: usize, skip: usize, count: usize) -> Vec<Draw> {
-    let ids = episode_ids(n);
-    let mut rng = SplitMix64::new(8);
-    let p_pos: Vec<f64> = (0..500).map(|_| rng.uniform()).collect();
-    let mut out = Vec::with_capacity(count);
-    for i in 0..skip + count {
-        let k = rng.below(500) as usize;
-        let positive = rng.uniform() < p_pos[k];
-        let mode = rng.below(3) as usize;
-        let delta = 0.1 + 4.9 * rng.uniform();
-        let memory = ids[rng.below(n as u64) as usize];
-        if i >= skip {
-            out.push(Draw { k, positive, mode, delta, memory });
-        }
-    }
-    out
+    let ids = maxim_benches::episode_ids(n);
+    maxim_benches::causal_stream(n)
+        .skip(skip)
+        .take(count)
+        .map(|d| Draw { k: d.k, positive: d.positive, mode: d.mode, delta: d.delta, memory: ids[d.memory] })
+        .collect()
 }
 
 fn feed(nac: &mut Nac, names: &Names, draws: &[Draw]) {

@@ -1,6 +1,6 @@
 //! The benchmarks' shared inputs: the workload generators of `maxim-testkit`, plus the
 //! inputs that need a layer crate (which the test kit, depending on `maxim-core` alone,
-//! cannot name).
+//! cannot name), and the workload runner ([`workload`]) behind the `workload` binary.
 //!
 //! ```
 //! use maxim_benches::{episode_input, episode_stream};
@@ -9,6 +9,8 @@
 //! ```
 
 pub use maxim_testkit::*;
+
+pub mod workload;
 
 /// Part a's capture input for one drawn episode: its objects, salience and novelty; the goal
 /// as active goal and as the intent's `goal`; the tool; the outcome.

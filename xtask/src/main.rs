@@ -5,9 +5,13 @@
 //!   `maxim-testkit` as dev-dependencies), that every source file opens with `//!` docs, and that the
 //!   repository's top level holds only what the design card lists.
 //! - `cargo xtask ci` runs `.ci/run`, the same script CI runs.
-//! - `cargo xtask bench [BENCH] [--save NAME | --baseline NAME]` runs the criterion benchmarks
-//!   of the `maxim-benches` crate (all of them, or one), optionally saving or comparing
-//!   against a named baseline.
+//! - `cargo xtask bench [--quick] [CRATE] [--save NAME | --baseline NAME]` runs the criterion
+//!   benchmarks of the `maxim-benches` crate (all of them, or one), optionally saving or
+//!   comparing against a named baseline; `cargo xtask bench --check` only compiles them;
+//!   `cargo xtask bench workload [--sizes …] [--out FILE] [--compare FILE]` runs the shared
+//!   memory workload in release mode (see the `bench` module).
+
+mod bench;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -46,9 +50,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("tidy") => tidy(),
         Some("ci") => ci(),
-        Some("bench") => bench(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <tidy | ci | bench [BENCH] [--save NAME | --baseline NAME]>");
+            eprintln!(
+                "usage: cargo xtask <tidy | ci | bench [--quick] [CRATE] [--save NAME | --baseline NAME] | bench --check | bench workload [--sizes N,..] [--out FILE] [--compare FILE]>"
+            );
             return ExitCode::from(2);
         }
     };
@@ -74,30 +80,6 @@ fn ci() -> Result {
     let sh = Shell::new()?;
     sh.change_dir(root());
     cmd!(sh, "bash .ci/run").run()?;
-    Ok(())
-}
-
-fn bench(args: &[String]) -> Result {
-    let sh = Shell::new()?;
-    sh.change_dir(root());
-    let mut cargo_args: Vec<String> = vec!["bench".into(), "-p".into(), "maxim-benches".into()];
-    let mut criterion_args: Vec<String> = Vec::new();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--save" | "--baseline" => {
-                let name = it.next().ok_or_else(|| format!("{arg} needs a NAME"))?;
-                let flag = if arg == "--save" { "--save-baseline" } else { "--baseline" };
-                criterion_args.extend([flag.to_owned(), name.clone()]);
-            }
-            bench => cargo_args.extend(["--bench".to_owned(), bench.to_owned()]),
-        }
-    }
-    if !criterion_args.is_empty() {
-        cargo_args.push("--".into());
-        cargo_args.extend(criterion_args);
-    }
-    cmd!(sh, "cargo {cargo_args...}").run()?;
     Ok(())
 }
 

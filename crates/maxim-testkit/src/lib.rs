@@ -199,6 +199,123 @@ pub fn concept(j: usize) -> (String, &'static str) {
     (format!("concept_{j:05}"), CATEGORIES[j % 5])
 }
 
+/// `k` distinct indices from `[0, n)` drawn from `rng` (the workload's `sample_indices`: a
+/// partial Fisher–Yates shuffle of `0..n`, the first `k` kept in draw order).
+pub fn sample_indices(rng: &mut SplitMix64, n: usize, k: usize) -> Vec<usize> {
+    let k = k.min(n);
+    let mut a: Vec<usize> = (0..n).collect();
+    for i in 0..k {
+        let j = i + rng.below((n - i) as u64) as usize;
+        a.swap(i, j);
+    }
+    a.truncate(k);
+    a
+}
+
+/// The workload's opaque episode ids (stream 10) for parts g and h: for each of `n` episodes,
+/// two draws written big-endian into 16 bytes with the UUID-v4 version and variant bits set,
+/// as a [`RecordId`](maxim_core::RecordId) (which prints as the lowercase 8-4-4-4-12 form).
+pub fn episode_ids(n: usize) -> Vec<maxim_core::RecordId> {
+    let mut rng = SplitMix64::new(seeds::EPISODE_IDS);
+    (0..n)
+        .map(|_| {
+            let mut b = [0u8; 16];
+            b[..8].copy_from_slice(&rng.next_u64().to_be_bytes());
+            b[8..].copy_from_slice(&rng.next_u64().to_be_bytes());
+            b[6] = (b[6] & 0x0F) | 0x40;
+            b[8] = (b[8] & 0x3F) | 0x80;
+            maxim_core::RecordId::from_u128(u128::from_be_bytes(b))
+        })
+        .collect()
+}
+
+/// Part g's draws (stream 7) for `n` episodes and `c = n / 10` concepts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrossLayerDraws {
+    /// `inst[i]`: the concept episode `i` is an INSTANCE_OF (`n` entries).
+    pub inst: Vec<usize>,
+    /// For concept `j`: the episode it is DERIVED_FROM and the weight in `[0.5, 1)`.
+    pub derived: Vec<(usize, f64)>,
+    /// The 1,000 activation seeds (episode indices).
+    pub seeds: Vec<usize>,
+    /// The removal set: 1,000 distinct episode indices (fewer when `n < 1000`).
+    pub removals: Vec<usize>,
+}
+
+/// Part g's draws for `n` episodes (stream 7), in the workload's order: `inst`, then each
+/// concept's episode and weight, then the seeds, then the removal set. `n` must be at least 10
+/// (one concept).
+pub fn cross_layer_draws(n: usize) -> CrossLayerDraws {
+    let c = n / 10;
+    let mut rng = SplitMix64::new(seeds::CROSS_LAYER);
+    let inst = (0..n).map(|_| rng.below(c as u64) as usize).collect();
+    let derived = (0..c).map(|_| (rng.below(n as u64) as usize, 0.5 + 0.5 * rng.uniform())).collect();
+    let seeds = (0..1000).map(|_| rng.below(n as u64) as usize).collect();
+    let removals = sample_indices(&mut rng, n, 1000);
+    CrossLayerDraws { inst, derived, seeds, removals }
+}
+
+/// The causal learner's three context modes (part h).
+pub const MODES: [&str; 3] = ["explore", "exploit", "idle"];
+
+/// Causal event signature `k` of part h: `tool:tool_` + `k` zero-padded to 3 digits.
+pub fn causal_signature(k: usize) -> String {
+    format!("tool:tool_{k:03}")
+}
+
+/// One observation of part h.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CausalDraw {
+    /// Event signature index (0 … 499, see [`causal_signature`]).
+    pub k: usize,
+    /// Whether the outcome is positive.
+    pub positive: bool,
+    /// Index into [`MODES`].
+    pub mode: usize,
+    /// Delay between event and outcome, in seconds, in `[0.1, 5.0)`.
+    pub delta: f64,
+    /// The episode (an index into [`episode_ids`]).
+    pub memory: usize,
+}
+
+/// Part h's observations for `n` episodes (stream 8): the 500 chances of a positive outcome
+/// are drawn first, then every item of the iterator draws one observation. The workload feeds
+/// the first `10·n`; the stream goes on beyond them.
+pub fn causal_stream(n: usize) -> impl Iterator<Item = CausalDraw> {
+    let mut rng = SplitMix64::new(seeds::CAUSAL);
+    let p_pos: Vec<f64> = (0..500).map(|_| rng.uniform()).collect();
+    std::iter::repeat_with(move || {
+        let k = rng.below(500) as usize;
+        let positive = rng.uniform() < p_pos[k];
+        let mode = rng.below(3) as usize;
+        let delta = 0.1 + 4.9 * rng.uniform();
+        let memory = rng.below(n as u64) as usize;
+        CausalDraw { k, positive, mode, delta, memory }
+    })
+}
+
+/// The 10,000 series of 100 values of part i (stream 9): series `s` is of kind `s mod 4`
+/// (uniform, drifting, periodic with period 12, exponential).
+pub fn randomness_series() -> Vec<Vec<f64>> {
+    let mut rng = SplitMix64::new(seeds::RANDOMNESS);
+    (0..10_000)
+        .map(|s| {
+            (0..100)
+                .map(|t| {
+                    let u = rng.uniform();
+                    let t = f64::from(t);
+                    match s % 4 {
+                        0 => u,
+                        1 => 0.01 * t + u,
+                        2 => (2.0 * std::f64::consts::PI * t / 12.0).sin() + 0.5 * u,
+                        _ => -(1.0 - u).ln(),
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Peak resident set size of this process so far, in KiB (`VmHWM` from `/proc/self/status`;
 /// `None` where that file does not exist).
 pub fn peak_rss_kib() -> Option<u64> {
@@ -263,5 +380,63 @@ mod tests {
         if cfg!(target_os = "linux") {
             assert!(peak_rss_kib().unwrap() >= rss_kib().unwrap() / 2);
         }
+    }
+
+    #[test]
+    fn episode_ids_match_the_workload_vectors() {
+        let ids = episode_ids(2);
+        assert_eq!(ids[0].to_string(), "088712be-8a58-4fca-bbff-7c596e26ce46");
+        assert_eq!(ids[1].to_string(), "21876e7a-2aec-4a3d-977e-91a249eb9308");
+    }
+
+    #[test]
+    fn splitmix_matches_the_workload_vectors() {
+        let mut rng = SplitMix64::new(1);
+        assert_eq!(
+            [rng.next_u64(), rng.next_u64(), rng.next_u64()],
+            [0x910a_2dec_8902_5cc1, 0xbeeb_8da1_658e_ec67, 0xf893_a2ee_fb32_555e]
+        );
+    }
+
+    #[test]
+    fn sample_indices_are_distinct_and_in_range() {
+        let mut rng = SplitMix64::new(5);
+        let s = sample_indices(&mut rng, 50, 20);
+        let mut sorted = s.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 20);
+        assert!(s.iter().all(|&i| i < 50));
+        assert_eq!(sample_indices(&mut rng, 3, 10).len(), 3);
+    }
+
+    #[test]
+    fn cross_layer_draws_have_the_workload_shape() {
+        let d = cross_layer_draws(1000);
+        assert_eq!((d.inst.len(), d.derived.len(), d.seeds.len(), d.removals.len()), (1000, 100, 1000, 1000));
+        assert!(d.inst.iter().all(|&j| j < 100));
+        assert!(d.derived.iter().all(|&(e, w)| e < 1000 && (0.5..1.0).contains(&w)));
+        let mut distinct = d.removals.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 1000);
+    }
+
+    #[test]
+    fn the_causal_stream_is_the_same_however_far_it_is_read() {
+        let short: Vec<CausalDraw> = causal_stream(100).take(10).collect();
+        let long: Vec<CausalDraw> = causal_stream(100).take(1000).collect();
+        assert_eq!(short[..], long[..10]);
+        assert!(
+            long.iter().all(|d| d.k < 500 && d.mode < 3 && d.memory < 100 && (0.1..5.0).contains(&d.delta))
+        );
+        assert_eq!(causal_signature(7), "tool:tool_007");
+    }
+
+    #[test]
+    fn randomness_series_match_the_workload_vectors() {
+        let all = randomness_series();
+        assert_eq!((all.len(), all[0].len()), (10_000, 100));
+        assert_eq!(all[0][..3], [0.682_362_734_978_995_8, 0.750_694_892_958_278_7, 0.265_322_440_599_183_3]);
     }
 }

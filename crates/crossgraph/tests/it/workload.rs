@@ -3,13 +3,14 @@
 //! graph alone.
 
 use crossgraph::{CrossLayerGraph, KindSet, LayerGraphs};
-use maxim_core::{CrossEdgeKind, IdGenerator, LayerKind, LayerRecord, RecordId, SplitMix64, Timestamp};
+use maxim_core::{CrossEdgeKind, IdGenerator, LayerKind, LayerRecord, RecordId, Timestamp};
 
-use maxim_testkit::{T0_SECS, seeds};
+use maxim_testkit::{CrossLayerDraws, T0_SECS, cross_layer_draws, episode_ids, seeds};
 
 use crate::common::{graph, params};
 
-/// Part g's inputs for `n` episodes (the same generator as `benches/benches/crossgraph.rs`).
+/// Part g's inputs for `n` episodes: the workload's draws from `maxim-testkit` (as
+/// `benches/benches/crossgraph.rs` and the workload runner use them).
 struct PartG {
     episodes: Vec<RecordId>,
     concepts: Vec<RecordId>,
@@ -21,38 +22,13 @@ struct PartG {
     removals: Vec<usize>,
 }
 
-/// `k` distinct indices from `[0, n)` (the workload's `sample_indices`).
-fn sample_indices(rng: &mut SplitMix64, n: usize, k: usize) -> Vec<usize> {
-    let mut a: Vec<usize> = (0..n).collect();
-    for i in 0..k {
-        let j = i + rng.below((n - i) as u64) as usize;
-        a.swap(i, j);
-    }
-    a.truncate(k);
-    a
-}
-
 fn part_g(n: usize) -> PartG {
     let c = n / 10;
-    let mut ids = SplitMix64::new(seeds::EPISODE_IDS);
-    let episodes = (0..n)
-        .map(|_| {
-            let mut b = [0u8; 16];
-            b[..8].copy_from_slice(&ids.next_u64().to_be_bytes());
-            b[8..].copy_from_slice(&ids.next_u64().to_be_bytes());
-            b[6] = (b[6] & 0x0F) | 0x40;
-            b[8] = (b[8] & 0x3F) | 0x80;
-            RecordId::from_u128(u128::from_be_bytes(b))
-        })
-        .collect();
+    let episodes = episode_ids(n);
     // The workload takes the concept ids of part f's store; any distinct ids will do.
     let mut id_gen = IdGenerator::seeded(seeds::SEMANTIC);
     let concepts = (0..c).map(|_| id_gen.next_id(Timestamp::from_secs(T0_SECS))).collect();
-    let mut rng = SplitMix64::new(seeds::CROSS_LAYER);
-    let inst = (0..n).map(|_| rng.below(c as u64) as usize).collect();
-    let derived = (0..c).map(|_| (rng.below(n as u64) as usize, 0.5 + 0.5 * rng.uniform())).collect();
-    let seeds = (0..1000).map(|_| rng.below(n as u64) as usize).collect();
-    let removals = sample_indices(&mut rng, n, 1000);
+    let CrossLayerDraws { inst, derived, seeds, removals } = cross_layer_draws(n);
     PartG { episodes, concepts, inst, derived, seeds, removals }
 }
 

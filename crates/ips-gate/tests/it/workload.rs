@@ -1,28 +1,8 @@
 //! Part i of the shared workload: the reference's counts reproduced exactly.
 
 use ips_gate::assess_randomness;
-use maxim_core::{PatternType, SplitMix64};
-
-/// The 10,000 series of part i (seed 9).
-pub(crate) fn series() -> Vec<Vec<f64>> {
-    let mut rng = SplitMix64::new(9);
-    (0..10_000)
-        .map(|s| {
-            (0..100)
-                .map(|t| {
-                    let u = rng.uniform();
-                    let t = f64::from(t);
-                    match s % 4 {
-                        0 => u,
-                        1 => 0.01 * t + u,
-                        2 => (2.0 * std::f64::consts::PI * t / 12.0).sin() + 0.5 * u,
-                        _ => -(1.0 - u).ln(),
-                    }
-                })
-                .collect()
-        })
-        .collect()
-}
+use maxim_core::PatternType;
+use maxim_testkit::randomness_series as series;
 
 #[test]
 fn counts_match_the_reference() {

@@ -2,51 +2,24 @@
 //! the reference's link and candidate counts exactly.
 
 use maxim_core::value::{Map, Value};
-use maxim_core::{RecordId, SplitMix64};
+use maxim_testkit::{MODES, causal_signature, causal_stream, episode_ids};
 use nac::{Nac, Observation, Valence};
 
-/// The workload's episode ids (stream 10) as record ids: two draws, big-endian, UUID-v4 bits.
-pub(crate) fn episode_ids(n: usize) -> Vec<RecordId> {
-    let mut rng = SplitMix64::new(10);
-    (0..n)
-        .map(|_| {
-            let hi = rng.next_u64();
-            let lo = rng.next_u64();
-            let mut bytes = [0u8; 16];
-            bytes[..8].copy_from_slice(&hi.to_be_bytes());
-            bytes[8..].copy_from_slice(&lo.to_be_bytes());
-            bytes[6] = (bytes[6] & 0x0F) | 0x40;
-            bytes[8] = (bytes[8] & 0x3F) | 0x80;
-            RecordId::from_u128(u128::from_be_bytes(bytes))
-        })
-        .collect()
-}
-
-/// Feeds the `10·n` observations of part h into `nac`.
+/// Feeds the `10·n` observations of part h (from `maxim-testkit`) into `nac`.
 fn run(nac: &mut Nac, n: usize) {
     let ids = episode_ids(n);
-    let modes: Vec<Map> = ["explore", "exploit", "idle"]
-        .iter()
-        .map(|m| [("mode", Value::from(*m))].into_iter().collect())
-        .collect();
-    let sigs: Vec<String> = (0..500).map(|k| format!("tool:tool_{k:03}")).collect();
+    let modes: Vec<Map> = MODES.iter().map(|m| [("mode", Value::from(*m))].into_iter().collect()).collect();
+    let sigs: Vec<String> = (0..500).map(causal_signature).collect();
     let pos: Vec<String> = sigs.iter().map(|s| format!("{s}:positive")).collect();
     let neg: Vec<String> = sigs.iter().map(|s| format!("{s}:negative")).collect();
-    let mut rng = SplitMix64::new(8);
-    let p_pos: Vec<f64> = (0..500).map(|_| rng.uniform()).collect();
-    for _ in 0..10 * n {
-        let k = rng.below(500) as usize;
-        let positive = rng.uniform() < p_pos[k];
-        let mode = &modes[rng.below(3) as usize];
-        let delta = 0.1 + 4.9 * rng.uniform();
-        let m = ids[rng.below(n as u64) as usize];
+    for d in causal_stream(n).take(10 * n) {
         let (outcome, valence) =
-            if positive { (&pos[k], Valence::Positive) } else { (&neg[k], Valence::Negative) };
+            if d.positive { (&pos[d.k], Valence::Positive) } else { (&neg[d.k], Valence::Negative) };
         nac.observe(
-            &Observation::new("tool", &sigs[k], "tool_result", outcome, valence)
-                .delay(delta)
-                .context(mode)
-                .memory(m),
+            &Observation::new("tool", &sigs[d.k], "tool_result", outcome, valence)
+                .delay(d.delta)
+                .context(&modes[d.mode])
+                .memory(ids[d.memory]),
         )
         .unwrap();
     }
