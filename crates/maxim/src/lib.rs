@@ -35,6 +35,9 @@
 
 pub use maxim_core;
 
+#[cfg(all(feature = "hippocampus", feature = "cerebellum"))]
+pub mod demo;
+
 #[cfg(feature = "angular-gyrus")]
 pub use angular_gyrus;
 #[cfg(feature = "atl")]
