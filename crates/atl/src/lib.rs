@@ -73,6 +73,7 @@ pub mod config;
 pub mod consolidate;
 pub mod error;
 pub mod filter;
+mod forget;
 mod index;
 pub mod layer;
 pub mod names;

@@ -28,15 +28,30 @@
 //! `angular-gyrus`, `crossgraph`, `nac`, `ips-gate`, `promoter`, `cerebellum`. With
 //! `default-features = false` only `maxim-core` is re-exported, plus the layers named.
 //! `cli` (on by default) brings what the `maxim` program needs beyond the layers (its log
-//! subscriber); the program needs `hippocampus`, `atl` and `cli`.
+//! subscriber, arguments, progress bar and SVG chart); the program needs `hub` and `cli`.
+//! [`demo`] (the program's simulated house robot) needs `hippocampus` and `cerebellum`.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub use maxim_core;
 
+pub mod context;
 #[cfg(all(feature = "hippocampus", feature = "cerebellum"))]
 pub mod demo;
+#[cfg(all(feature = "hippocampus", feature = "atl"))]
+pub mod extract;
+#[cfg(feature = "hub")]
+pub mod hub;
+
+pub use context::{ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions};
+#[cfg(all(feature = "hippocampus", feature = "atl"))]
+pub use extract::{Category, ExtractedConcept, Extraction, RelationKind, extract};
+#[cfg(feature = "hub")]
+pub use hub::{
+    Captured, Forget, ForgetReport, HubBuilder, HubConfig, HubStats, KnowledgeQuery, MemoryHub,
+    SessionReport, SessionStart, SharedHub, Traversal, TraversalStep,
+};
 
 #[cfg(feature = "angular-gyrus")]
 pub use angular_gyrus;

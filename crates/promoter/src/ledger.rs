@@ -156,6 +156,12 @@ pub enum Op {
         /// The concept.
         concept: RecordId,
     },
+    /// Forget that `episode` was credited to any concept (the episode was deleted); the
+    /// credit counts stay, the id goes.
+    ForgetEpisode {
+        /// The episode.
+        episode: RecordId,
+    },
 }
 
 /// The ledger borrowed as sorted lists of patterns and concepts.
@@ -234,6 +240,13 @@ impl Ledger {
                         if let Some(old) = self.patterns.insert(pattern, entry) {
                             self.drop_if_orphan(old.concept);
                         }
+                    }
+                }
+            }
+            Op::ForgetEpisode { episode } => {
+                for entry in self.concepts.values_mut() {
+                    if let Ok(at) = entry.episodes.binary_search(&episode) {
+                        entry.episodes.remove(at);
                     }
                 }
             }

@@ -326,6 +326,18 @@ impl SemanticPromoter {
         Ok(true)
     }
 
+    /// Forgets that episode `id` was credited to any concept (wire it to the episodic layer's
+    /// deletion callback), so no trace of a deleted episode stays in the ledger. Returns
+    /// whether any concept had it. Errors: the journal refused the write (nothing changed).
+    pub fn forget_episode(&mut self, id: RecordId) -> Result<bool> {
+        let _s = tracing::debug_span!("promoter_forget_episode", %id).entered();
+        if !self.ledger.concepts().iter().any(|(_, c)| c.is_credited(id)) {
+            return Ok(false);
+        }
+        self.record(Op::ForgetEpisode { episode: id })?;
+        Ok(true)
+    }
+
     /// The running totals and the ledger's size.
     pub fn stats(&self) -> PromoterStats {
         PromoterStats {

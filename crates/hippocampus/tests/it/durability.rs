@@ -226,7 +226,7 @@ fn saves_from_several_threads_never_expose_a_partial_file_to_a_reader() {
             (reads, bad)
         });
         // Stop the reader however the savers end, then report a saver's failure.
-        let saved: Vec<_> = savers.into_iter().map(|saver| saver.join()).collect();
+        let saved: Vec<_> = savers.into_iter().map(std::thread::ScopedJoinHandle::join).collect();
         done.store(true, Ordering::Relaxed);
         let read = reader.join().unwrap();
         for result in saved {

@@ -1,0 +1,248 @@
+//! Capture through the hub: one episode feeds every layer.
+//!
+//! The episode is validated and stored by the hippocampus first (journaled: from then on it
+//! is acknowledged). Then, in this order:
+//! 1. its concepts (objects, people, place, goal words, tool: [`crate::extract`]) are found
+//!    or created in the ATL, crediting the episode, with the episode's source and trust;
+//!    each gets a reference to the episode and an INSTANCE_OF edge from it, and the §13
+//!    inline relationships relate them to each other;
+//! 2. a known tool outcome and goal outcome teach NAc (`tool:<name>` → `tool:<name>:positive`
+//!    or `:negative`, and the same for the goal) and the statistician;
+//! 3. the hub's metric series get one event each;
+//! 4. whatever the capture evicted is removed everywhere.
+//!
+//! Steps 1–3 derive knowledge from an episode that is already kept: when one of them fails
+//! (a concept name the ATL refuses, a full graph) the episode stays, the failure is logged
+//! and returned in [`Captured::warnings`], and the other steps still run.
+
+use hippocampus::{Episode, NewEpisode};
+use maxim_core::{CrossEdgeKind, LayerKind, LayerRecord, RecordId, Timestamp};
+use nac::{Observation, Valence};
+
+use super::{Error, MemoryHub, Result};
+use crate::extract::{self, Category};
+
+/// What a capture did beyond storing the episode.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Captured {
+    /// The episode's id.
+    pub id: RecordId,
+    /// The concepts it named, found or created.
+    pub concepts: Vec<RecordId>,
+    /// How many of them were created by this capture.
+    pub concepts_created: usize,
+    /// Inline relationships defined or reinforced.
+    pub relationships: usize,
+    /// NAc observations made.
+    pub observations: usize,
+    /// Records the capture evicted (from any layer) and removed everywhere.
+    pub evicted: Vec<RecordId>,
+    /// Derivations that failed; the episode itself is kept.
+    pub warnings: Vec<String>,
+}
+
+/// A weight for the INSTANCE_OF edge from an episode to a concept it names.
+const INSTANCE_WEIGHT: f64 = extract::INSTANCE_OF_WEIGHT;
+/// Weight and confidence of a new inline relationship (§13).
+const INLINE_WEIGHT: f64 = 0.3;
+
+impl MemoryHub {
+    /// Captures `episode` into the hub's memory and feeds every layer from it (see the
+    /// [module docs](self)). Returns the episode's id.
+    ///
+    /// Errors: the hippocampus refuses the episode (bad numbers, a value nested too deep,
+    /// another partition's record: [`Error::PartitionMismatch`]); nothing is stored then.
+    pub fn capture(&mut self, episode: NewEpisode) -> Result<RecordId> {
+        self.capture_detailed(episode).map(|c| c.id)
+    }
+
+    /// [`capture`](Self::capture), returning what was derived from the episode.
+    pub fn capture_detailed(&mut self, mut episode: NewEpisode) -> Result<Captured> {
+        let _s = tracing::debug_span!("hub_capture").entered();
+        match &episode.partition {
+            Some(p) if p != &self.partition => {
+                return Err(Error::PartitionMismatch {
+                    hub: self.partition.as_str().to_owned(),
+                    given: p.as_str().to_owned(),
+                });
+            }
+            _ => episode.partition = Some(self.partition.clone()),
+        }
+        let id = self.hippocampus.capture(episode)?;
+        let mut out = Captured { id, ..Captured::default() };
+        // Evictions made room for the episode: cascade them first.
+        out.evicted = self.cascade_removed(&mut out.warnings);
+        let Some(stored) = self.hippocampus.peek(id) else {
+            // Only a zero-capacity store evicts what it just took.
+            return Ok(out);
+        };
+        let stored = stored.clone();
+        self.derive(&stored, &mut out);
+        self.metrics.mark(stored.meta().created_at);
+        Ok(out)
+    }
+
+    /// Steps 1–3 of the module docs for an episode the hippocampus holds.
+    pub(super) fn derive(&mut self, episode: &Episode, out: &mut Captured) {
+        self.derive_concepts(episode, out);
+        self.derive_outcomes(episode, out);
+    }
+
+    fn derive_concepts(&mut self, episode: &Episode, out: &mut Captured) {
+        let id = episode.id();
+        let extraction = extract::extract(episode);
+        let from = LayerRecord::new(LayerKind::Hippocampus, id);
+        let mut ids: Vec<Option<RecordId>> = Vec::with_capacity(extraction.concepts.len());
+        for concept in &extraction.concepts {
+            let spec = concept.spec(episode);
+            match self.atl.find_or_create(&spec) {
+                Ok(found) => {
+                    out.concepts.push(found.id);
+                    out.concepts_created += usize::from(found.created);
+                    ids.push(Some(found.id));
+                    if let Err(e) = self.atl.add_ref(found.id, LayerKind::Hippocampus, id) {
+                        warn(out, format!("reference {} → episode {id}: {e}", concept.name));
+                    }
+                    let to = LayerRecord::new(LayerKind::Atl, found.id);
+                    if let Err(e) = self.graph.add_edge(from, to, CrossEdgeKind::InstanceOf, INSTANCE_WEIGHT)
+                    {
+                        warn(out, format!("INSTANCE_OF episode {id} → {}: {e}", concept.name));
+                    }
+                }
+                Err(e) => {
+                    ids.push(None);
+                    warn(out, format!("concept {:?} ({}): {e}", concept.name, concept.category));
+                }
+            }
+        }
+        for &(a, b, kind) in &extraction.relations {
+            let (Some(Some(source)), Some(Some(target))) = (ids.get(a), ids.get(b)) else { continue };
+            if source == target {
+                continue;
+            }
+            match self.atl.define_relationship(*source, *target, kind.as_str(), INLINE_WEIGHT, INLINE_WEIGHT)
+            {
+                Ok(_) => out.relationships += 1,
+                Err(e) => warn(out, format!("{kind} between concepts of episode {id}: {e}")),
+            }
+        }
+        // A tool's concept is a kind of tool capability: the anchor the statistician's
+        // patterns about it attach to.
+        if let Some(i) = extraction.concepts.iter().position(|c| c.category == Category::Action)
+            && let Some(Some(tool)) = ids.get(i)
+            && let Err(e) = self.link_tool_capability(*tool)
+        {
+            warn(out, format!("tool capability of {}: {e}", extraction.concepts[i].name));
+        }
+    }
+
+    fn derive_outcomes(&mut self, episode: &Episode, out: &mut Captured) {
+        let Some(success) = episode.success() else { return };
+        let at = episode.meta().timestamp;
+        let id = episode.id();
+        let value = if success { 1.0 } else { 0.0 };
+        let valence = if success { Valence::Positive } else { Valence::Negative };
+        let suffix = if success { "positive" } else { "negative" };
+        let tool = episode.tool_name().trim();
+        if !tool.is_empty() {
+            let event = format!("tool:{tool}");
+            let outcome = format!("{event}:{suffix}");
+            self.observe(&Observation::new("tool", &event, "tool_result", &outcome, valence).memory(id), out);
+            if let Err(e) = self.statistician.record_tool_result(tool, success, at) {
+                warn(out, format!("statistician, tool {tool}: {e}"));
+            }
+            self.metrics.record(&format!("tool:{tool}:success"), at, value);
+        }
+        if let Some(goal) = episode.goal().map(str::trim).filter(|g| !g.is_empty()) {
+            let key = maxim_core::text::normalize_tokens(goal).join("_");
+            if !key.is_empty() {
+                let event = format!("goal:{key}");
+                let outcome = format!("{event}:{suffix}");
+                self.observe(
+                    &Observation::new("goal", &event, "goal_result", &outcome, valence).memory(id),
+                    out,
+                );
+                if let Err(e) = self.statistician.record_goal(&key, success, at) {
+                    warn(out, format!("statistician, goal {key}: {e}"));
+                }
+                self.metrics.record(&format!("goal:{key}:success"), at, value);
+            }
+        }
+    }
+
+    fn observe(&mut self, observation: &Observation<'_>, out: &mut Captured) {
+        match self.nac.observe(observation) {
+            Ok(_) => out.observations += 1,
+            Err(e) => warn(out, format!("NAc: {e}")),
+        }
+    }
+
+    /// Relates the action concept `tool` IS_A the category concept `tool capability`.
+    pub(super) fn link_tool_capability(&mut self, tool: RecordId) -> Result<()> {
+        let mut spec = atl::spec(TOOL_CAPABILITY, "category");
+        spec.definition = "What the agent's tools can do, and how reliably".to_owned();
+        spec.source = maxim_core::Source::AgentInference;
+        spec.trust = 0.9;
+        let category = self.atl.find_or_create(&spec)?.id;
+        let held = self
+            .atl
+            .find_relationships(tool, Some("IS_A"), atl::Direction::Outgoing, 16)?
+            .iter()
+            .any(|r| r.target == category);
+        if !held {
+            self.atl.define_relationship(tool, category, "IS_A", 0.8, 0.8)?;
+        }
+        Ok(())
+    }
+
+    /// Feeds the metric series and the statistician with the episodes captured after the
+    /// series' last save (they are in the journaled hippocampus; the series are snapshots).
+    pub(super) fn catch_up_metrics(&mut self) {
+        let upto = self.metrics.upto();
+        let mut missed: Vec<(Timestamp, RecordId)> = self
+            .hippocampus
+            .iter()
+            .filter(|e| upto.is_none_or(|u| e.meta().created_at > u))
+            .map(|e| (e.meta().created_at, e.id()))
+            .collect();
+        if missed.is_empty() {
+            return;
+        }
+        missed.sort_unstable();
+        tracing::info!(
+            episodes = missed.len(),
+            "feeding the metric series the episodes after their last save"
+        );
+        for (created, id) in missed {
+            let Some(episode) = self.hippocampus.peek(id).cloned() else { continue };
+            let Some(success) = episode.success() else {
+                self.metrics.mark(created);
+                continue;
+            };
+            let at = episode.meta().timestamp;
+            let value = if success { 1.0 } else { 0.0 };
+            let tool = episode.tool_name().trim();
+            if !tool.is_empty() {
+                let _ = self.statistician.record_tool_result(tool, success, at);
+                self.metrics.record(&format!("tool:{tool}:success"), at, value);
+            }
+            if let Some(goal) = episode.goal() {
+                let key = maxim_core::text::normalize_tokens(goal).join("_");
+                if !key.is_empty() {
+                    let _ = self.statistician.record_goal(&key, success, at);
+                    self.metrics.record(&format!("goal:{key}:success"), at, value);
+                }
+            }
+            self.metrics.mark(created);
+        }
+    }
+}
+
+/// The name of the category concept every tool concept IS_A.
+pub(super) const TOOL_CAPABILITY: &str = "tool capability";
+
+fn warn(out: &mut Captured, message: String) {
+    tracing::warn!(episode = %out.id, "{message}");
+    out.warnings.push(message);
+}

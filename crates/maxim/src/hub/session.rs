@@ -1,0 +1,332 @@
+//! Sessions: what the hub does when an agent starts and ends a stretch of work.
+//!
+//! [`MemoryHub::on_session_end`] runs the seed's consolidation cycle, in this order (each
+//! step on its own: a failure is logged and reported, and the next step runs):
+//! 1. **sleep** of the episodic layer (compression and forgetting by its strategy; what it
+//!    removes is removed everywhere);
+//! 2. **NAc decay** (factor 0.95, §12.1);
+//! 3. **patterns**: the statistician steps every metric through the randomness gate, and
+//!    the hub fits each metric's trend and daily rhythm over its whole series; confirmed fits
+//!    become PATTERN records of the angular gyrus that STATISTICALLY_CONFIRMS (trend) or
+//!    TEMPORALLY_CORRELATES (rhythm) the tool's concept;
+//! 4. **promotion** of NAc's and the statistician's candidates through the IPS gate into the
+//!    ATL and the cross-layer graph (before consolidation, so the episodes still exist when
+//!    the edges form);
+//! 5. **consolidation** of the ATL, the angular gyrus and the skills (removals cascade);
+//! 6. **persist**: every store is checkpointed (snapshot saved, journal started afresh) and
+//!    the statistician and the metric series are saved.
+//!
+//! Nothing waits for a session end to be durable: every write was journaled when it was
+//! acknowledged. The checkpoint bounds how much journal the next open replays.
+
+use std::fmt;
+
+use angular_gyrus::fit::{CosinorFit, FitConfig, Period, TrendFit};
+use angular_gyrus::patterns::{cosinor_name, trend_name};
+use maxim_core::{CrossEdgeKind, LayerKind, LayerRecord, PromotionSource, RecordId, Timestamp};
+use promoter::{EpisodeElements, PromotionReport};
+
+use super::{ATL_FILE, METRICS_FILE, MemoryHub, Result, STATISTICIAN_FILE};
+
+/// What [`MemoryHub::on_session_start`] found.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct SessionStart {
+    /// True when a session was already open (nothing was done).
+    pub already_active: bool,
+    /// When the session started.
+    pub started_at: Timestamp,
+    /// Episodes held.
+    pub episodes: usize,
+    /// Concepts held.
+    pub concepts: usize,
+    /// Records of the angular gyrus.
+    pub math_records: usize,
+    /// Cross-layer edges.
+    pub cross_edges: usize,
+    /// Skills held.
+    pub skills: usize,
+}
+
+/// One step of a session end that failed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StepFailure {
+    /// The step (`sleep`, `nac_decay`, `patterns`, `promotion`, `consolidation`, `persist`).
+    pub step: &'static str,
+    /// What went wrong.
+    pub error: String,
+}
+
+impl fmt::Display for StepFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.step, self.error)
+    }
+}
+
+/// What a session end did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct SessionReport {
+    /// False when no session was open (nothing was done).
+    pub was_active: bool,
+    /// Episodes compressed by sleep.
+    pub episodes_compressed: usize,
+    /// Episodes removed by sleep.
+    pub episodes_removed: usize,
+    /// Episodes made long-term.
+    pub episodes_promoted: usize,
+    /// Metric state changes of the statistician.
+    pub metric_transitions: usize,
+    /// PATTERN records stored or refitted this session: `(id, name)`.
+    pub patterns: Vec<(RecordId, String)>,
+    /// Concepts created by promotion.
+    pub concepts_promoted: usize,
+    /// Concepts reinforced by promotion.
+    pub concepts_reinforced: usize,
+    /// Candidates the randomness gate or the thresholds turned away.
+    pub candidates_rejected: usize,
+    /// Concepts compressed by the ATL's consolidation.
+    pub concepts_compressed: usize,
+    /// Concepts removed by it.
+    pub concepts_removed: usize,
+    /// Records of the angular gyrus compressed or removed by its consolidation.
+    pub math_consolidated: usize,
+    /// Skills retired or removed by their consolidation.
+    pub skills_consolidated: usize,
+    /// Records removed anywhere, cascaded to every layer.
+    pub cascaded: usize,
+    /// Whether every store was checkpointed.
+    pub persisted: bool,
+    /// Steps that failed; the others ran.
+    pub failures: Vec<StepFailure>,
+    /// Seconds the session lasted (by the hub's clock).
+    pub duration_secs: f64,
+}
+
+impl MemoryHub {
+    /// Opens a session (idempotent: a second call reports `already_active` and does nothing).
+    pub fn on_session_start(&mut self) -> SessionStart {
+        let already_active = self.session.is_some();
+        let started_at = *self.session.get_or_insert_with(|| self.clock.now());
+        if !already_active {
+            tracing::info!(partition = self.partition.as_str(), "session started");
+        }
+        SessionStart {
+            already_active,
+            started_at,
+            episodes: self.hippocampus.len(),
+            concepts: self.atl.concept_count(),
+            math_records: self.angular_gyrus.len_records(),
+            cross_edges: self.graph.edge_count(),
+            skills: maxim_core::MemoryLayer::len(&self.skills),
+        }
+    }
+
+    /// Whether a session is open.
+    pub fn session_active(&self) -> bool {
+        self.session.is_some()
+    }
+
+    /// Ends the session: the consolidation cycle of the [module docs](self). Without an open
+    /// session nothing happens (`was_active` is false).
+    pub fn on_session_end(&mut self) -> SessionReport {
+        let Some(started) = self.session.take() else {
+            tracing::warn!("session end without an open session");
+            return SessionReport::default();
+        };
+        let _s = tracing::info_span!("hub_session_end", partition = self.partition.as_str()).entered();
+        let mut report = SessionReport { was_active: true, ..SessionReport::default() };
+        self.consolidation_cycle(&mut report);
+        report.duration_secs = (self.clock.now().as_secs_f64() - started.as_secs_f64()).max(0.0);
+        tracing::info!(
+            patterns = report.patterns.len(),
+            promoted = report.concepts_promoted,
+            failures = report.failures.len(),
+            "session ended"
+        );
+        report
+    }
+
+    /// Runs the consolidation cycle now, session or not (what `maxim consolidate` does).
+    pub fn consolidate(&mut self) -> SessionReport {
+        let mut report = SessionReport::default();
+        self.consolidation_cycle(&mut report);
+        report
+    }
+
+    fn consolidation_cycle(&mut self, report: &mut SessionReport) {
+        // 1. Sleep.
+        let sleep = self.hippocampus.sleep();
+        report.episodes_compressed = sleep.compressed;
+        report.episodes_removed = sleep.removed;
+        report.episodes_promoted = sleep.promoted;
+        self.cascade_step("sleep", report);
+
+        // 2. NAc decay.
+        if let Err(e) = self.nac.decay_all(self.config.nac_decay) {
+            fail(report, "nac_decay", e);
+        }
+
+        // 3. Patterns.
+        let transitions = self.statistician.step(self.gate.as_ref(), Some(&mut self.angular_gyrus));
+        report.metric_transitions = transitions.len();
+        if let Err(e) = self.fit_metric_patterns(report) {
+            fail(report, "patterns", e);
+        }
+
+        // 4. Promotion.
+        let promotion = self.promote();
+        report.concepts_promoted = promotion.promoted.len();
+        report.concepts_reinforced = promotion.reinforced.len();
+        report.candidates_rejected = promotion.rejected.len();
+        for failure in &promotion.failed {
+            fail(report, "promotion", format!("{failure:?}"));
+        }
+
+        // 5. Consolidation.
+        match self.atl.consolidate_now() {
+            Ok(r) => {
+                report.concepts_compressed = r.compressed;
+                report.concepts_removed = r.removed;
+            }
+            Err(e) => fail(report, "consolidation", e),
+        }
+        match self.angular_gyrus.consolidate_now() {
+            Ok(r) => report.math_consolidated = r.compressed + r.removed,
+            Err(e) => fail(report, "consolidation", e),
+        }
+        match self.skills.consolidate_now() {
+            Ok(r) => report.skills_consolidated = r.compressed + r.removed,
+            Err(e) => fail(report, "consolidation", e),
+        }
+        self.cascade_step("consolidation", report);
+
+        // 6. Persist.
+        let failures = self.checkpoint_all();
+        report.persisted = failures.is_empty();
+        report.failures.extend(failures);
+    }
+
+    fn cascade_step(&mut self, step: &'static str, report: &mut SessionReport) {
+        let mut failures = Vec::new();
+        report.cascaded += self.cascade_removed(&mut failures).len();
+        for f in failures {
+            fail(report, step, f);
+        }
+    }
+
+    /// NAc's and the statistician's candidates through the gate into the ATL and the graph.
+    fn promote(&mut self) -> PromotionReport {
+        let hippocampus = &self.hippocampus;
+        let reader = |id: RecordId| -> Option<EpisodeElements> {
+            let e = hippocampus.peek(id)?;
+            let full = e.as_full();
+            Some(EpisodeElements {
+                objects: full
+                    .map(|f| f.perception.detected_objects.iter().map(ToString::to_string).collect())
+                    .unwrap_or_default(),
+                tools: Some(e.tool_name().to_owned()).filter(|t| !t.is_empty()).into_iter().collect(),
+                goals: e.goal().map(str::to_owned).into_iter().collect(),
+                outcome: e.success().map(|s| if s { "success" } else { "failure" }.to_owned()),
+            })
+        };
+        let sources: [&dyn PromotionSource; 2] = [&self.nac, &self.statistician];
+        self.promoter.scan_with(&sources, Some(&reader), &mut self.atl, &mut self.graph)
+    }
+
+    /// Fits every metric with enough events and stores the confirmed fits (module docs, 3).
+    fn fit_metric_patterns(&mut self, report: &mut SessionReport) -> Result<()> {
+        let config = FitConfig::default();
+        let fits: Vec<(String, Option<TrendFit>, Option<CosinorFit>)> = self
+            .metrics
+            .iter()
+            .filter(|(_, s)| s.len() >= self.config.min_fit_events)
+            .map(|(name, s)| (name.to_owned(), s.fit_trend(self.config.min_fit_days), s.fit_daily_rhythm()))
+            .collect();
+        for (metric, trend, rhythm) in fits {
+            let mut stored = Vec::new();
+            if let Some(fit) = trend
+                && let Some(id) = self.angular_gyrus.store_trend(&metric, &fit, &config)?
+            {
+                stored.push((id, trend_name(&metric), CrossEdgeKind::StatisticallyConfirms, fit.r_squared));
+            }
+            if let Some(fit) = rhythm
+                && let Some(id) = self.angular_gyrus.store_cosinor(&metric, &fit, &config)?
+            {
+                let name = cosinor_name(&metric, Period::DAILY);
+                stored.push((id, name, CrossEdgeKind::TemporallyCorrelates, fit.r_squared));
+            }
+            if stored.is_empty() {
+                continue;
+            }
+            let concept = self.metric_concept(&metric)?;
+            for (id, name, kind, r_squared) in stored {
+                if let Some(concept) = concept {
+                    let from = LayerRecord::new(LayerKind::AngularGyrus, id);
+                    let to = LayerRecord::new(LayerKind::Atl, concept);
+                    self.graph.add_edge(from, to, kind, r_squared.clamp(0.05, 1.0))?;
+                }
+                report.patterns.push((id, name));
+            }
+        }
+        Ok(())
+    }
+
+    /// The concept a metric is about: the action concept of `tool:<name>:success`, the
+    /// goal concept of `goal:<key>:success` (created when missing, tied to the tool
+    /// capability category), or `None` for other metrics.
+    fn metric_concept(&mut self, metric: &str) -> Result<Option<RecordId>> {
+        let Some(rest) = metric.strip_suffix(":success") else { return Ok(None) };
+        let (name, category) = if let Some(tool) = rest.strip_prefix("tool:") {
+            (tool, "action")
+        } else if let Some(goal) = rest.strip_prefix("goal:") {
+            (goal, "goal")
+        } else {
+            return Ok(None);
+        };
+        let mut spec = atl::spec(name, category);
+        spec.definition = format!("{category}: {name}");
+        spec.source = maxim_core::Source::AgentInference;
+        spec.trust = 0.9;
+        let id = self.atl.find_or_create(&spec)?.id;
+        if category == "action" {
+            self.link_tool_capability(id)?;
+        }
+        Ok(Some(id))
+    }
+
+    /// Checkpoints every store and saves the statistician and the metric series; returns the
+    /// failures (the other stores are still checkpointed). An in-memory hub has nothing to do.
+    pub(super) fn checkpoint_all(&mut self) -> Vec<StepFailure> {
+        let Some(dir) = self.dir.clone() else { return Vec::new() };
+        let mut failures = Vec::new();
+        let mut check = |what: &str, r: std::result::Result<(), String>| {
+            if let Err(e) = r {
+                failures.push(StepFailure { step: "persist", error: format!("{what}: {e}") });
+            }
+        };
+        check("hippocampus", self.hippocampus.checkpoint().map_err(|e| e.to_string()));
+        check("atl", self.atl.save(dir.join("atl").join(ATL_FILE)).map_err(|e| e.to_string()));
+        check("angular gyrus", self.angular_gyrus.checkpoint().map_err(|e| e.to_string()));
+        check("cross-layer graph", self.graph.checkpoint().map_err(|e| e.to_string()));
+        check("nac", self.nac.checkpoint().map_err(|e| e.to_string()));
+        check("promoter", self.promoter.checkpoint().map_err(|e| e.to_string()));
+        check("cerebellum", self.skills.checkpoint().map_err(|e| e.to_string()));
+        let hub = dir.join("hub");
+        check("statistician", self.statistician.save(hub.join(STATISTICIAN_FILE)).map_err(|e| e.to_string()));
+        check("metric series", self.metrics.save(&hub.join(METRICS_FILE)).map_err(|e| e.to_string()));
+        failures
+    }
+
+    /// Checkpoints every store now (what a session end's last step does).
+    pub fn checkpoint(&mut self) -> Result<(), Vec<StepFailure>> {
+        let failures = self.checkpoint_all();
+        if failures.is_empty() { Ok(()) } else { Err(failures) }
+    }
+}
+
+fn fail(report: &mut SessionReport, step: &'static str, error: impl fmt::Display) {
+    let error = error.to_string();
+    tracing::warn!(step, %error, "session end step failed");
+    report.failures.push(StepFailure { step, error });
+}

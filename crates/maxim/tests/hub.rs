@@ -1,0 +1,271 @@
+//! The `MemoryHub` end to end: a two-week agent on a manual clock, through the hub.
+//!
+//! A robot grasps mugs (mostly successfully) and navigates between rooms; the navigate
+//! tool's success falls about 2% a day and is worse in the evening. Each simulated day is a
+//! session. The memory must find the trend and the rhythm as PATTERN records reachable from
+//! a failed navigate episode, promote concepts with provenance, give a fenced context with a
+//! concept and a pattern, forget without residue, keep partitions apart and continue the
+//! same memory when reopened.
+
+use std::path::Path;
+use std::time::Duration;
+
+use maxim::hippocampus::NewEpisode;
+use maxim::hub::{Forget, KnowledgeQuery, MemoryHub};
+use maxim::maxim_core::{LayerKind, ManualClock, Partition, RecordId, Source, SplitMix64, Timestamp};
+
+/// Midnight UTC, 2023-11-15.
+const T0: i64 = 1_700_006_400;
+
+fn episode(
+    tool: &str,
+    goal: &str,
+    objects: &[&str],
+    people: &[&str],
+    room: &str,
+    success: bool,
+) -> NewEpisode {
+    let mut e = NewEpisode::default();
+    e.action.tool_name = tool.into();
+    e.context.active_goal = Some(goal.into());
+    e.perception.detected_objects = objects.iter().map(|&o| o.into()).collect();
+    e.perception.detected_people = people.iter().map(|&p| p.into()).collect();
+    e.perception.observations.insert("room", room.into());
+    e.outcome.success = Some(success);
+    e.source = Some(Source::ToolResult);
+    e.trust = Some(0.8);
+    e
+}
+
+/// One simulated day: 40 navigations spread over 06:00–22:00 and 10 grasps.
+fn live_day(
+    hub: &mut MemoryHub,
+    clock: &ManualClock,
+    rng: &mut SplitMix64,
+    day: i64,
+) -> Vec<(RecordId, bool)> {
+    let rooms = ["kitchen", "hall", "living room", "study"];
+    let mut navigations = Vec::new();
+    hub.on_session_start();
+    for k in 0..50 {
+        let hour = 6.0 + 16.0 * (f64::from(k) + rng.uniform()) / 50.0;
+        clock.set(Timestamp::from_secs(T0 + day * 86_400 + (hour * 3600.0) as i64));
+        if k % 5 == 4 {
+            let ok = rng.uniform() < 0.9;
+            hub.capture(episode("grasp", "fetch the mug", &["mug"], &["alice"], "kitchen", ok)).unwrap();
+        } else {
+            let rhythm = 0.15 * (2.0 * std::f64::consts::PI * (hour - 8.0) / 24.0).cos();
+            let p = (0.85 - 0.02 * day as f64 + rhythm).clamp(0.0, 1.0);
+            let ok = rng.uniform() < p;
+            let room = rooms[(rng.next_u64() % 4) as usize];
+            let id = hub.capture(episode("navigate", "go to the kitchen", &[], &[], room, ok)).unwrap();
+            navigations.push((id, ok));
+        }
+    }
+    clock.advance(Duration::from_secs(60));
+    let report = hub.on_session_end();
+    assert!(report.failures.is_empty(), "day {day}: {:?}", report.failures);
+    assert!(report.persisted);
+    navigations
+}
+
+fn files_containing(dir: &Path, needle: &[u8]) -> Vec<String> {
+    let mut hits = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path)
+                && bytes.windows(needle.len()).any(|w| w == needle)
+            {
+                hits.push(path.display().to_string());
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn a_two_week_agent_through_the_hub() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let open = || {
+        MemoryHub::builder()
+            .data_dir(dir.path())
+            .clock(clock.shared())
+            .partition(Partition::new("robot").unwrap())
+            .id_seed(42)
+            .open()
+            .unwrap()
+    };
+    let mut hub = open();
+    let mut rng = SplitMix64::new(2026);
+    let mut last_day = Vec::new();
+    for day in 0..14 {
+        last_day = live_day(&mut hub, &clock, &mut rng, day);
+    }
+
+    // The planted trend and rhythm are PATTERN records.
+    let patterns = hub.angular_gyrus().patterns();
+    let trend =
+        patterns.iter().find(|p| p.name.contains("navigate") && p.input_f64("slope_per_day").is_some());
+    let trend = trend.unwrap_or_else(|| {
+        panic!("no navigate trend in {:?}", patterns.iter().map(|p| &p.name).collect::<Vec<_>>())
+    });
+    let slope = trend.input_f64("slope_per_day").unwrap();
+    assert!((slope + 0.02).abs() < 0.01, "slope {slope}/day");
+    let rhythm = patterns
+        .iter()
+        .find(|p| p.name.contains("navigate") && p.input_f64("acrophase_hours").is_some())
+        .expect("a daily rhythm of navigate");
+    let peak = rhythm.input_f64("acrophase_hours").unwrap();
+    assert!((4.0..=12.0).contains(&peak), "best in the morning, worst in the evening: peak at {peak} h");
+
+    // Concepts promoted with provenance.
+    let promoted = hub.promoter().ledger().concepts();
+    assert!(!promoted.is_empty(), "promotion made concepts");
+    for (id, _) in &promoted {
+        assert!(hub.promoter().provenance_of(*id).is_some());
+    }
+
+    // The seed's traversal from a failed navigate episode.
+    let failed = last_day.iter().find(|(_, ok)| !ok).expect("a failed navigation on the last day").0;
+    let walk = hub.traversal(failed, 4).unwrap();
+    let names: Vec<(String, String)> = walk.steps.iter().map(|s| (s.via.clone(), s.name.clone())).collect();
+    let reached = |name: &str| walk.steps.iter().any(|s| s.name == name);
+    assert!(reached("navigate"), "{names:?}");
+    assert!(walk.steps.iter().any(|s| s.via == "IS_A" && s.name == "tool capability"), "{names:?}");
+    assert!(walk.steps.iter().any(|s| s.record.id == trend.meta.id), "trend reached: {names:?}");
+    assert!(walk.steps.iter().any(|s| s.record.id == rhythm.meta.id), "rhythm reached: {names:?}");
+    let activation = hub.recall_with_knowledge(&[failed]);
+    assert!(
+        activation.get(maxim::maxim_core::LayerRecord::new(LayerKind::AngularGyrus, trend.meta.id)).is_some()
+    );
+
+    // A fenced context with at least one concept and one pattern.
+    let context = hub.knowledge_context(&KnowledgeQuery::from("navigate kitchen"), 8).unwrap();
+    assert!(context.entries.iter().any(|e| e.layer == LayerKind::Atl), "{context:#?}");
+    assert!(context.entries.iter().any(|e| e.layer == LayerKind::AngularGyrus), "{context:#?}");
+    let rendered = context.render();
+    assert_eq!(rendered.matches("<retrieved_memory>").count(), 1, "{rendered}");
+    assert_eq!(rendered.matches("</retrieved_memory>").count(), 1, "{rendered}");
+
+    // Reopening continues the same memory.
+    let (episodes, concepts, edges) =
+        (hub.hippocampus().len(), hub.atl().concept_count(), hub.cross_graph().edge_count());
+    let trend_id = trend.meta.id;
+    drop(hub);
+    let mut hub = open();
+    assert_eq!(
+        (hub.hippocampus().len(), hub.atl().concept_count(), hub.cross_graph().edge_count()),
+        (episodes, concepts, edges)
+    );
+    assert!(hub.angular_gyrus().record(trend_id).is_some());
+    assert_eq!(hub.metric("tool:navigate:success").map(|s| s.len()), Some(14 * 40));
+
+    // Forget one episode: nothing names it anymore, in memory or on disk.
+    let mut marked = episode("navigate", "go to the kitchen", &["zebra-striped-teapot"], &[], "attic", false);
+    marked.perception.transcript = Some("the unmistakable phrase quokka-lantern-7".into());
+    let id = hub.capture(marked).unwrap();
+    hub.checkpoint().unwrap();
+    assert!(!files_containing(dir.path(), b"quokka-lantern-7").is_empty(), "the text reached the disk");
+    let report = hub.forget(&Forget::Id(id)).unwrap();
+    assert!(report.files_rewritten, "{report:?}");
+    assert!(report.removed.contains(&(LayerKind::Hippocampus, id)));
+    assert!(hub.layer_of(id).is_none());
+    assert!(hub.cross_graph().records().all(|r| r.id != id));
+    assert!(hub.nac().links_with_memory(id).next().is_none());
+    let export = hub.export().to_string();
+    assert!(!export.contains(&id.to_string()) && !export.contains("quokka-lantern-7"));
+    for c in maxim::maxim_core::MemoryLayer::iter(hub.atl()) {
+        if let Some(c) = c.as_concept() {
+            assert!(!c.source_episode_ids.contains(&id), "{}", c.name);
+            assert!(!c.memory_refs.get(LayerKind::Hippocampus).contains(&id), "{}", c.name);
+        }
+    }
+    assert!(hub.promoter().ledger().concepts().iter().all(|(_, c)| !c.is_credited(id)));
+    let hits = files_containing(dir.path(), b"quokka-lantern-7");
+    assert!(hits.is_empty(), "files still holding the forgotten text: {hits:?}");
+    let hits = files_containing(dir.path(), &id.as_u128().to_le_bytes());
+    assert!(hits.is_empty(), "files still holding the forgotten id: {hits:?}");
+}
+
+#[test]
+fn two_partitions_never_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let open = |name: &str| {
+        MemoryHub::builder()
+            .data_dir(dir.path())
+            .clock(clock.shared())
+            .partition(Partition::new(name).unwrap())
+            .open()
+            .unwrap()
+    };
+    let mut alice = open("alice");
+    let mut bob = open("bob/../../etc");
+    let a =
+        alice.capture(episode("paint", "paint the fence", &["brush"], &["carol"], "garden", true)).unwrap();
+    let b = bob.capture(episode("cook", "bake bread", &["toaster"], &["dave"], "kitchen", false)).unwrap();
+    for (hub, mine, theirs, word) in [(&alice, a, b, "toaster"), (&bob, b, a, "brush")] {
+        assert!(hub.layer_of(mine).is_some() && hub.layer_of(theirs).is_none());
+        let export = hub.export().to_string();
+        assert!(!export.contains(&theirs.to_string()) && !export.contains(word), "{export}");
+        let context = hub.knowledge_context(&KnowledgeQuery::from(word), 8).unwrap();
+        assert!(context.entries.iter().all(|e| e.name != word));
+        assert!(hub.recall_with_knowledge(&[theirs]).iter().next().is_none());
+    }
+    // A record of one partition is refused by the other's hub.
+    let mut stray = episode("cook", "bake bread", &[], &[], "kitchen", true);
+    stray.partition = Some(Partition::new("alice").unwrap());
+    assert!(matches!(bob.capture(stray), Err(maxim::hub::Error::PartitionMismatch { .. })));
+    // The odd name stayed inside the data directory.
+    let bob_dir = bob.dir().unwrap().to_path_buf();
+    assert!(bob_dir.starts_with(dir.path()) && bob_dir.parent() == Some(dir.path()), "{bob_dir:?}");
+    // A second hub on an open partition is refused.
+    let again = MemoryHub::builder().data_dir(dir.path()).partition(Partition::new("alice").unwrap()).open();
+    assert!(matches!(again, Err(maxim::hub::Error::InUse { .. })), "{again:?}");
+    // Forgetting a partition removes its directory and nothing else.
+    let report = bob.forget_partition().unwrap();
+    assert_eq!(report.removed_from(LayerKind::Hippocampus), 1);
+    assert!(!bob_dir.exists());
+    assert!(alice.layer_of(a).is_some());
+    alice.on_session_start();
+    assert!(alice.on_session_end().failures.is_empty());
+}
+
+#[test]
+fn a_shared_hub_records_from_several_threads() {
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let hub = MemoryHub::builder().clock(clock.shared()).build().unwrap().into_shared();
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                let hub = hub.clone();
+                s.spawn(move || {
+                    for i in 0..25 {
+                        let ok = (i + t) % 3 != 0;
+                        hub.capture(episode("wave", "greet people", &["hand"], &["erin"], "hall", ok))
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(std::thread::ScopedJoinHandle::join).collect()
+    });
+    for r in results {
+        r.unwrap();
+    }
+    let hub = hub.lock();
+    assert_eq!(hub.hippocampus().len(), 100);
+    assert_eq!(hub.metric("tool:wave:success").map(|s| s.len()), Some(100));
+    let wave = hub.atl().lookup("wave", "action").expect("the tool's concept").0;
+    assert_eq!(
+        hub.cross_graph()
+            .incoming(maxim::maxim_core::LayerRecord::new(LayerKind::Atl, wave), None, None)
+            .len(),
+        100
+    );
+}
