@@ -30,6 +30,7 @@
 //! activation of one can return a record of another.
 
 mod capture;
+mod claims;
 mod error;
 mod forget;
 mod metrics;

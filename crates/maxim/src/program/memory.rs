@@ -13,7 +13,7 @@ use maxim::angular_gyrus::fit::{CosinorFit, TrendFit};
 use maxim::demo::{self, Scenario, SuccessSeries};
 use maxim::hub::{Forget, KnowledgeQuery, MemoryHub, partition_dir};
 use maxim::maxim_core::{
-    ConceptProvenance, LayerKind, ManualClock, MemoryLayer, MemoryRecord, Partition, RecordId, SharedClock, Source,
+    ConceptProvenance, LayerKind, ManualClock, MemoryRecord, Partition, RecordId, SharedClock, Source,
     SystemClock, Timestamp,
 };
 use serde_json::{Value as Json, json};
@@ -133,7 +133,9 @@ pub(crate) fn demo(data: &Path, days: u32, seed: u64, named: Option<&str>, svg: 
             captured += 1;
             if let Some(claim) = &event.claim {
                 clock.set(event.at);
-                hub.state_property(claim.subject, "object", claim.key, claim.value, claim.source.clone(), claim.trust, Some(id))
+                let mut subject = maxim::atl::spec(claim.subject, "object");
+                subject.source_episode = Some(id);
+                hub.state_property(&subject, claim.key, claim.value, claim.source.clone(), claim.trust)
                     .map_err(Failure::data)?;
             }
         }
@@ -225,7 +227,7 @@ fn report_demo(hub: &MemoryHub, data: &Path, svg: Option<&Path>) -> Outcome {
         println!("  none confirmed yet");
     }
     for r in &patterns {
-        println!("  {} (confidence {:.2}): {}", r.name, r.meta.confidence(), r.verbal);
+        println!("  {} (confidence {:.2}): {}", r.name, r.confidence, r.verbal);
     }
     let (series, trend, rhythm) = navigate_fits(hub);
     match &trend {
@@ -335,7 +337,7 @@ fn promoted_concepts(hub: &MemoryHub) -> Vec<&maxim::atl::Concept> {
         .atl()
         .recall_concepts(&maxim::atl::ConceptFilter::new(), usize::MAX)
         .into_iter()
-        .filter_map(|r| r.as_full())
+        .filter_map(|r| r.as_concept())
         .filter(|c| c.provenance != ConceptProvenance::EpisodicConsolidation || c.category.ends_with("_pattern"))
         .collect();
     out.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then(a.name.cmp(&b.name)));
@@ -350,13 +352,52 @@ fn last_failed_navigation(hub: &MemoryHub) -> Option<RecordId> {
         .map(MemoryRecord::id)
 }
 
+/// One thing a text recall found.
+#[derive(Debug, serde::Serialize)]
+struct Hit {
+    layer: &'static str,
+    id: RecordId,
+    name: String,
+    /// The layer's own score, when it gives one (the ATL's name similarity).
+    score: Option<f64>,
+    why: &'static str,
+}
+
+/// What the layers' own text recalls find for `query`: episodes by keyword relevance (the
+/// hippocampus), concepts by name similarity (the ATL). The hub's fused `recall(query)`
+/// (retrieval issue) will replace this.
+fn recall_hits(hub: &MemoryHub, query: &str, limit: usize) -> Vec<Hit> {
+    let filter = maxim::hippocampus::RecallFilter::new().query(query);
+    let mut hits: Vec<Hit> = hub
+        .hippocampus()
+        .recall(&filter, limit)
+        .into_iter()
+        .map(|e| Hit {
+            layer: LayerKind::Hippocampus.as_str(),
+            id: e.id(),
+            name: maxim::hub::episode_line(e),
+            score: None,
+            why: "keyword relevance (hippocampus)",
+        })
+        .collect();
+    for (id, similarity) in hub.atl().recall_similar(query, limit) {
+        if similarity <= 0.0 {
+            continue;
+        }
+        let name = hub.atl().record(id).map_or_else(|| id.to_string(), |r| r.name().to_owned());
+        hits.push(Hit { layer: LayerKind::Atl.as_str(), id, name, score: Some(similarity), why: "name similarity (atl)" });
+    }
+    hits
+}
+
 fn print_recall(hub: &MemoryHub, query: &str, limit: usize) {
-    let hits = hub.recall(query, limit);
+    let hits = recall_hits(hub, query, limit);
     if hits.is_empty() {
         println!("  nothing found");
     }
-    for hit in hits {
-        println!("  {:.3} {} {}: {}", hit.score, hit.layer.as_str(), hit.id, hit.why);
+    for hit in &hits {
+        let score = hit.score.map_or_else(String::new, |s| format!(" {s:.2}"));
+        println!("  [{}] {} ({}{score}; id {})", hit.layer, hit.name, hit.why, hit.id);
     }
 }
 
@@ -400,9 +441,10 @@ pub(crate) fn recall(data: &Path, named: Option<&str>, query: &str, limit: usize
     for p in partitions(data, named)? {
         let hub = open_with(data, &p, SystemClock::shared())?;
         if json {
-            for hit in hub.recall(query, limit) {
-                all.push(json!({ "partition": p.as_str(), "id": hit.id, "layer": hit.layer.as_str(),
-                    "score": hit.score, "why": hit.why }));
+            for hit in recall_hits(&hub, query, limit) {
+                let mut value = serde_json::to_value(&hit).map_err(Failure::data)?;
+                value["partition"] = json!(p.as_str());
+                all.push(value);
             }
         } else {
             println!("{p}:");
@@ -427,7 +469,7 @@ pub(crate) fn concepts(data: &Path, named: Option<&str>, category: Option<&str>,
             println!("{p}: {} concept(s)", records.len());
         }
         for r in records {
-            let (provenance, source, trust) = match r.as_full() {
+            let (provenance, source, trust) = match r.as_concept() {
                 Some(c) => (format!("{:?}", c.provenance), c.meta.source.to_string(), c.meta.trust.get()),
                 None => ("compressed".to_owned(), r.meta().source.to_string(), r.meta().trust.get()),
             };
@@ -492,12 +534,18 @@ pub(crate) fn context(data: &Path, named: Option<&str>, query: &str, limit: usiz
         let context = hub.knowledge_context(&KnowledgeQuery::Text(query.to_owned()), limit).map_err(Failure::data)?;
         if json {
             all.push(json!({ "partition": p.as_str(), "rendered": context.render(),
-                "entries": serde_json::to_value(&context.entries).map_err(Failure::data)? }));
+                "entries": context.entries.iter().map(entry_json).collect::<Vec<_>>() }));
         } else {
             println!("{p}:\n{}", context.render());
         }
     }
     if json { print_json(&Json::Array(all)) } else { Ok(()) }
+}
+
+fn entry_json(e: &maxim::KnowledgeEntry) -> Json {
+    json!({ "id": e.id, "layer": e.layer.as_str(), "name": e.name, "category": e.category,
+        "definition": e.definition, "confidence": e.confidence, "trust": e.trust.get(),
+        "provenance": e.provenance, "activation": e.activation, "relevance": e.relevance })
 }
 
 /// `maxim consolidate`: ends a session now on every partition named.
