@@ -68,7 +68,7 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use maxim_core::{Error, LayerKind, RecordId, Result, Trust, check_finite, check_non_negative, check_unit};
+use maxim_core::{LayerKind, RecordId, Result, Trust, check_finite, check_non_negative, check_unit};
 
 /// How many entries a context keeps by default (§12.3).
 pub const DEFAULT_LIMIT: usize = 8;
@@ -293,7 +293,7 @@ pub fn rank(
 ///
 /// Errors (nothing is returned): `min_trust` NaN or outside `[0, 1]`; an entry whose
 /// confidence is NaN or outside `[0, 1]`, whose activation is NaN, infinite or negative, or
-/// with a relationship weight that is not finite ([`Error::OutOfRange`] naming the field).
+/// with a relationship weight that is not finite ([`maxim_core::Error::OutOfRange`] naming the field).
 ///
 /// ```
 /// use maxim::context::{KnowledgeEntry, LowTrust, RankOptions, rank_with};
@@ -633,7 +633,7 @@ mod tests {
         assert!(rank([entry(1, 0.5, 1.0, 0.0)], 8, 1.5).is_err());
         assert!(matches!(
             rank([entry(1, f64::NAN, 1.0, 0.0)], 8, 0.5),
-            Err(Error::OutOfRange { field: "confidence", .. })
+            Err(maxim_core::Error::OutOfRange { field: "confidence", .. })
         ));
         assert!(rank([entry(1, 0.5, 1.0, -0.1)], 8, 0.5).is_err());
         assert!(rank([entry(1, 0.5, 1.0, f64::INFINITY)], 8, 0.5).is_err());

@@ -163,7 +163,7 @@ fn a_two_week_agent_through_the_hub() {
         (episodes, concepts, edges)
     );
     assert!(hub.angular_gyrus().record(trend_id).is_some());
-    assert_eq!(hub.metric("tool:navigate:success").map(|s| s.len()), Some(14 * 40));
+    assert_eq!(hub.metric("tool:navigate:success").map(maxim::hub::MetricSeries::len), Some(14 * 40));
 
     // Forget one episode: nothing names it anymore, in memory or on disk.
     let mut marked = episode("navigate", "go to the kitchen", &["zebra-striped-teapot"], &[], "attic", false);
@@ -260,7 +260,7 @@ fn a_shared_hub_records_from_several_threads() {
     }
     let hub = hub.lock();
     assert_eq!(hub.hippocampus().len(), 100);
-    assert_eq!(hub.metric("tool:wave:success").map(|s| s.len()), Some(100));
+    assert_eq!(hub.metric("tool:wave:success").map(maxim::hub::MetricSeries::len), Some(100));
     let wave = hub.atl().lookup("wave", "action").expect("the tool's concept").0;
     assert_eq!(
         hub.cross_graph()

@@ -2,7 +2,7 @@
 //!
 //! The episode is validated and stored by the hippocampus first (journaled: from then on it
 //! is acknowledged). Then, in this order:
-//! 1. its concepts (objects, people, place, goal words, tool: [`crate::extract`]) are found
+//! 1. its concepts (objects, people, place, goal words, tool: [`crate::extract()`]) are found
 //!    or created in the ATL, crediting the episode, with the episode's source and trust;
 //!    each gets a reference to the episode and an INSTANCE_OF edge from it, and the §13
 //!    inline relationships relate them to each other;
@@ -181,7 +181,7 @@ impl MemoryHub {
     /// Relates the action concept `tool` IS_A the category concept `tool capability`.
     pub(super) fn link_tool_capability(&mut self, tool: RecordId) -> Result<()> {
         let mut spec = atl::spec(TOOL_CAPABILITY, "category");
-        spec.definition = "What the agent's tools can do, and how reliably".to_owned();
+        "What the agent's tools can do, and how reliably".clone_into(&mut spec.definition);
         spec.source = maxim_core::Source::AgentInference;
         spec.trust = 0.9;
         let category = self.atl.find_or_create(&spec)?.id;

@@ -121,8 +121,12 @@ impl MemoryHub {
     }
 
     fn forget_source(&mut self, source: &Source, report: &mut ForgetReport) {
-        let episodes: Vec<RecordId> =
-            self.hippocampus.iter().filter(|e| &e.meta().source == source).map(|e| e.id()).collect();
+        let episodes: Vec<RecordId> = self
+            .hippocampus
+            .iter()
+            .filter(|e| &e.meta().source == source)
+            .map(hippocampus::Episode::id)
+            .collect();
         self.weaken_concepts_of(&episodes, report);
         for id in episodes {
             if let Err(e) = self.hippocampus.remove(id) {
@@ -133,7 +137,7 @@ impl MemoryHub {
         report.claims_retracted += purge.claims_retracted;
         let math: Vec<RecordId> = MemoryLayer::iter(&self.angular_gyrus)
             .filter(|r| &r.meta().source == source && !r.is_built_in())
-            .map(|r| r.id())
+            .map(MemoryRecord::id)
             .collect();
         for id in math {
             if let Err(e) = self.angular_gyrus.remove_record(id) {

@@ -186,13 +186,12 @@ impl MetricLog {
 
     pub(crate) fn record(&mut self, metric: &str, at: Timestamp, value: f64) {
         let cap = self.cap;
-        match self.state.series.get_mut(metric) {
-            Some(s) => s.push(at.as_secs_f64(), value, cap),
-            None => {
-                let mut s = MetricSeries::default();
-                s.push(at.as_secs_f64(), value, cap);
-                self.state.series.insert(metric.to_owned(), s);
-            }
+        if let Some(s) = self.state.series.get_mut(metric) {
+            s.push(at.as_secs_f64(), value, cap);
+        } else {
+            let mut s = MetricSeries::default();
+            s.push(at.as_secs_f64(), value, cap);
+            self.state.series.insert(metric.to_owned(), s);
         }
     }
 

@@ -29,15 +29,16 @@
 //! Partitions never mix: each has its own stores, so no recall, context, export or
 //! activation of one can return a record of another.
 
-mod capture;
-mod claims;
+pub mod capture;
+pub mod claims;
 mod error;
-mod forget;
-mod metrics;
-mod query;
-mod session;
-mod shared;
+pub mod forget;
+pub mod metrics;
+pub mod query;
+pub mod session;
+pub mod shared;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -422,7 +423,10 @@ pub fn partition_dir(data_dir: &Path, partition: &Partition) -> PathBuf {
     if plain {
         data_dir.join(name)
     } else {
-        let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+        let mut hex = String::with_capacity(2 * name.len());
+        for b in name.bytes() {
+            let _ = write!(hex, "{b:02x}");
+        }
         data_dir.join(format!("x-{hex}"))
     }
 }

@@ -14,7 +14,7 @@
 //! ([`crate::context`]); entries below the trust floor are listed apart, as information that
 //! never authorises anything. Reads here never write: no access is recorded.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crossgraph::{CrossActivation, CrossParams, LayerGraphs};
 use hippocampus::RecallFilter;
@@ -167,7 +167,7 @@ impl MemoryHub {
     pub fn traversal(&self, start: RecordId, max_depth: u32) -> Result<Traversal> {
         let start = self.layer_record(start).ok_or(super::Error::UnknownRecord { id: start })?;
         let activation = self.graph.activate_with(&[start], &self.layer_graphs(), &hub_params());
-        let mut seen: HashMap<LayerRecord, ()> = HashMap::from([(start, ())]);
+        let mut seen: HashSet<LayerRecord> = HashSet::from([start]);
         let mut steps = Vec::new();
         let mut queue = VecDeque::from([(start, 0u32)]);
         let mut edges = Vec::new();
@@ -179,13 +179,13 @@ impl MemoryHub {
             self.edges_of(at, &mut edges);
             let mut level: Vec<TraversalStep> = Vec::new();
             for (other, via, _) in edges.drain(..) {
-                if seen.contains_key(&other) || self.layer_of(other.id) != Some(other.layer) {
+                if seen.contains(&other) || self.layer_of(other.id) != Some(other.layer) {
                     continue;
                 }
                 if other.layer == LayerKind::Hippocampus && at.layer == LayerKind::Hippocampus && depth > 0 {
                     continue;
                 }
-                seen.insert(other, ());
+                seen.insert(other);
                 level.push(TraversalStep {
                     depth: depth + 1,
                     record: other,
