@@ -172,6 +172,7 @@ struct ForgetArgs {
 }
 
 fn main() -> ExitCode {
+    quiet_broken_pipe();
     install_log_subscriber();
     // `try_parse`, so that a usage error exits 2 and `--help` 0, whatever clap's defaults.
     let cli = match Cli::try_parse() {
@@ -218,6 +219,24 @@ fn run(cli: Cli) -> Outcome {
             Ok(())
         }
     }
+}
+
+/// A reader that stops early (`maxim demo | head`) ends the program quietly (exit 0)
+/// instead of with a panic's message: `println!` panics on a closed standard output.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }
 
 /// Sends the libraries' `tracing` events to standard error: warnings and errors by default

@@ -25,6 +25,10 @@ use super::{Failure, Outcome};
 pub(crate) const DEMO_PARTITION: &str = "robot";
 /// The metric the demo's picture and patterns are about.
 const NAVIGATE_METRIC: &str = "tool:navigate:success";
+/// How many promoted concepts the demo lists.
+const PROMOTED_SHOWN: usize = 8;
+/// How many concepts of a traversal the demo lists (every pattern and skill is listed).
+const CONCEPTS_SHOWN: usize = 8;
 /// The question the demo asks its memory.
 const WHY: &str = "why does navigation fail?";
 
@@ -94,10 +98,14 @@ fn partition_name(dir: &str) -> Option<String> {
     String::from_utf8(bytes?).ok()
 }
 
+/// Prints `value` as pretty JSON; a reader that stops early (`| head`) is not an error.
 fn print_json(value: &Json) -> Outcome {
-    let text = serde_json::to_string_pretty(value).map_err(Failure::data)?;
-    println!("{text}");
-    Ok(())
+    let mut out = std::io::stdout().lock();
+    let written = serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::from).and_then(|()| writeln!(out));
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.map_err(|e| Failure::Data(format!("cannot write to standard output: {e}"))),
+    }
 }
 
 fn parse_id(text: &str) -> Result<RecordId, Failure> {
@@ -208,7 +216,7 @@ fn report_demo(hub: &MemoryHub, data: &Path, svg: Option<&Path>) -> Outcome {
     if promoted.is_empty() {
         println!("  none yet");
     }
-    for c in &promoted {
+    for c in promoted.iter().take(PROMOTED_SHOWN) {
         println!(
             "  {} [{}] {:?}, confidence {:.2}, from {} (trust {:.2}): {}",
             c.name,
@@ -219,6 +227,10 @@ fn report_demo(hub: &MemoryHub, data: &Path, svg: Option<&Path>) -> Outcome {
             c.meta.trust.get(),
             c.definition
         );
+    }
+
+    if promoted.len() > PROMOTED_SHOWN {
+        println!("  ... and {} more (maxim concepts --category causal_pattern)", promoted.len() - PROMOTED_SHOWN);
     }
 
     println!("\npatterns (angular gyrus):");
@@ -271,7 +283,14 @@ fn report_demo(hub: &MemoryHub, data: &Path, svg: Option<&Path>) -> Outcome {
         Some(id) => {
             let traversal = hub.traversal(id, 4).map_err(Failure::data)?;
             println!("  start: {}", hub.record_name(traversal.start));
-            for step in traversal.steps.iter().filter(|s| s.record.layer != LayerKind::Hippocampus).take(12) {
+            let mut concepts = 0;
+            for step in traversal.steps.iter().filter(|s| s.record.layer != LayerKind::Hippocampus) {
+                if step.record.layer == LayerKind::Atl {
+                    concepts += 1;
+                    if concepts > CONCEPTS_SHOWN {
+                        continue;
+                    }
+                }
                 println!(
                     "  {}{} -[{}]-> {} {} ({:.3})",
                     "  ".repeat(step.depth as usize - 1),
@@ -283,7 +302,8 @@ fn report_demo(hub: &MemoryHub, data: &Path, svg: Option<&Path>) -> Outcome {
                 );
             }
             let episodes = traversal.in_layer(LayerKind::Hippocampus).count();
-            println!("  (and {episodes} associated episode(s))");
+            let more = concepts.saturating_sub(CONCEPTS_SHOWN);
+            println!("  (and {more} more concept(s), {episodes} associated episode(s))");
         }
         None => println!("  no failed navigate episode held"),
     }
