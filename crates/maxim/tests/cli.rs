@@ -55,9 +55,19 @@ fn help_is_everywhere_and_usage_errors_exit_2() {
     let out = maxim(["--help"]);
     let text = ok(&out);
     assert!(text.contains("Exit codes") && text.contains("demo") && text.contains("forget"), "{text}");
-    for command in
-        ["demo", "stats", "recall", "concepts", "show", "context", "consolidate", "export", "forget", "inspect", "lab"]
-    {
+    for command in [
+        "demo",
+        "stats",
+        "recall",
+        "concepts",
+        "show",
+        "context",
+        "consolidate",
+        "export",
+        "forget",
+        "inspect",
+        "lab",
+    ] {
         let out = maxim([command, "--help"]);
         assert!(ok(&out).contains("--data"), "{command} --help:\n{}", stdout(&out));
     }
@@ -106,14 +116,18 @@ fn inspect_checks_every_file_and_says_by_its_exit_code_whether_all_are_intact() 
     *bytes.last_mut().unwrap() ^= 1;
     std::fs::write(&damaged, &bytes).unwrap();
     let missing = dir.path().join("missing.snap");
-    let inspect = |files: &[&OsStr]| maxim(std::iter::once(OsStr::new("inspect")).chain(files.iter().copied()));
+    let inspect =
+        |files: &[&OsStr]| maxim(std::iter::once(OsStr::new("inspect")).chain(files.iter().copied()));
     ok(&inspect(&[good.as_os_str()]));
     let out = inspect(&[damaged.as_os_str(), missing.as_os_str(), good.as_os_str()]);
     assert_eq!(out.status.code(), Some(1), "a damaged file fails the run");
     let (out_text, err_text) = (stdout(&out), stderr(&out));
     assert!(err_text.contains("damaged.snap") && err_text.contains("checksum mismatch"), "{err_text}");
     assert!(err_text.contains("missing.snap"), "{err_text}");
-    assert!(out_text.contains("good.snap") && out_text.contains("intact"), "every file is reported: {out_text}");
+    assert!(
+        out_text.contains("good.snap") && out_text.contains("intact"),
+        "every file is reported: {out_text}"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;
@@ -127,7 +141,13 @@ fn inspect_checks_every_file_and_says_by_its_exit_code_whether_all_are_intact() 
 fn the_skill_lab_runs_and_writes_its_chart() {
     let dir = tempfile::tempdir().unwrap();
     let chart = dir.path().join("charts").join("lab.svg");
-    let text = ok(&maxim([OsStr::new("lab"), OsStr::new("--runs"), OsStr::new("4"), OsStr::new("--out"), chart.as_os_str()]));
+    let text = ok(&maxim([
+        OsStr::new("lab"),
+        OsStr::new("--runs"),
+        OsStr::new("4"),
+        OsStr::new("--out"),
+        chart.as_os_str(),
+    ]));
     assert!(text.contains("poisoned skill executed: 0 time(s) with the gate on"), "{text}");
     assert!(std::fs::read_to_string(&chart).unwrap().starts_with("<svg"));
     let out = maxim(["lab", "--runs", "0"]);
@@ -190,7 +210,10 @@ fn the_demo_shows_what_it_learned_continues_and_its_memory_can_be_managed() {
     // The contradiction with both sources.
     let contradictions = section(&text, "contradictions").join("\n");
     assert!(contradictions.contains("mug.dishwasher_safe"), "{contradictions}");
-    assert!(contradictions.contains("from user_stated") && contradictions.contains("from web:kitchenware.example"));
+    assert!(
+        contradictions.contains("from user_stated")
+            && contradictions.contains("from web:kitchenware.example")
+    );
 
     // The traversal from a failed navigate episode reaches the navigate trend pattern.
     let traversal = section(&text, "cross-layer traversal").join("\n");
@@ -223,7 +246,10 @@ fn the_demo_shows_what_it_learned_continues_and_its_memory_can_be_managed() {
     let people = json(&on(&data, &["concepts", "--category", "person", "--json"]));
     let names: Vec<&str> = people.as_array().unwrap().iter().filter_map(|c| c["name"].as_str()).collect();
     assert!(names.contains(&"alice") && names.contains(&"bob"), "{names:?}");
-    let alice = people.as_array().unwrap().iter().find(|c| c["name"] == "alice").unwrap()["id"].as_str().unwrap().to_owned();
+    let alice = people.as_array().unwrap().iter().find(|c| c["name"] == "alice").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let shown = json(&on(&data, &["show", &alice, "--json"]));
     assert_eq!(shown["layer"], "atl");
     assert!(ok(&on(&data, &["context", "mug", "--limit", "3"])).contains("<retrieved_memory>"));
@@ -250,7 +276,8 @@ fn the_demo_shows_what_it_learned_continues_and_its_memory_can_be_managed() {
     assert!(stderr(&out).contains(&episode), "{}", stderr(&out));
 
     // Every snapshot file inspects as intact, each reported.
-    let mut files: Vec<_> = walk(&data).into_iter().filter(|p| p.extension().is_some_and(|e| e == "snap")).collect();
+    let mut files: Vec<_> =
+        walk(&data).into_iter().filter(|p| p.extension().is_some_and(|e| e == "snap")).collect();
     files.sort();
     assert!(files.len() >= 5, "{files:?}");
     let out = maxim(std::iter::once(OsStr::new("inspect")).chain(files.iter().map(|p| p.as_os_str())));

@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use cerebellum::{Outcome, RunTrace, Step};
 use hippocampus::NewEpisode;
-use maxim_core::{Map, SplitMix64, Source, Timestamp, Value};
+use maxim_core::{Map, Source, SplitMix64, Timestamp, Value};
 
 pub use series::{Point, SuccessSeries};
 
@@ -270,7 +270,7 @@ pub fn day_of(at: Timestamp) -> i64 {
 
 /// The robot's own doing: a tool result, trusted 0.8.
 fn own(mut episode: NewEpisode, run_id: &str) -> NewEpisode {
-    episode.run_id = run_id.to_owned();
+    run_id.clone_into(&mut episode.run_id);
     episode.source = Some(Source::ToolResult);
     episode.trust = Some(0.8);
     episode
@@ -348,19 +348,21 @@ fn contradiction(run_id: &str, start: Timestamp) -> [Event; 2] {
     said.context.active_goal = Some("learn about the mug".into());
     said.action.tool_name = "listen".into();
     said.outcome.success = Some(true);
-    said.run_id = run_id.to_owned();
+    run_id.clone_into(&mut said.run_id);
     said.source = Some(Source::UserStated);
     said.trust = Some(0.9);
     let mut read = NewEpisode::default();
     in_room(&mut read, 4);
     read.perception.detected_objects = vec!["mug".into()];
     read.perception.observations.insert("url", Value::Text(format!("https://{WEB_DOMAIN}/blue-mug")));
-    read.perception.observations.insert("page", Value::Text("blue mug: hand wash only, not dishwasher safe".into()));
+    read.perception
+        .observations
+        .insert("page", Value::Text("blue mug: hand wash only, not dishwasher safe".into()));
     read.perception.salience = 0.6;
     read.context.active_goal = Some("learn about the mug".into());
     read.action.tool_name = "web_search".into();
     read.outcome.success = Some(true);
-    read.run_id = run_id.to_owned();
+    run_id.clone_into(&mut read.run_id);
     let web = Source::Web(WEB_DOMAIN.to_owned());
     read.source = Some(web.clone());
     read.trust = Some(0.3);
@@ -371,7 +373,11 @@ fn contradiction(run_id: &str, start: Timestamp) -> [Event; 2] {
             episode: said,
             claim: Some(claim("yes", Source::UserStated, 0.9)),
         },
-        Event { at: start + Duration::from_secs(20 * 3600 + 40 * 60), episode: read, claim: Some(claim("no", web, 0.3)) },
+        Event {
+            at: start + Duration::from_secs(20 * 3600 + 40 * 60),
+            episode: read,
+            claim: Some(claim("no", web, 0.3)),
+        },
     ]
 }
 
@@ -386,7 +392,8 @@ fn tea_run(start: Timestamp) -> (Vec<Event>, SkillRun) {
         (Step::write("pour", "mug"), "mug"),
     ];
     let mut at = start + Duration::from_secs(16 * 3600);
-    let mut trace = RunTrace::new(RUN, TEA_GOAL, Source::UserStated, 0.9).facts(["in kitchen", "kettle present"]);
+    let mut trace =
+        RunTrace::new(RUN, TEA_GOAL, Source::UserStated, 0.9).facts(["in kitchen", "kettle present"]);
     let mut events = Vec::with_capacity(steps.len());
     for (step, object) in steps {
         let mut ep = NewEpisode::default();
@@ -400,7 +407,7 @@ fn tea_run(start: Timestamp) -> (Vec<Event>, SkillRun) {
         params.insert("target", Value::Text(step.arg_shape.clone()));
         ep.action.tool_params = params;
         ep.outcome.success = Some(true);
-        ep.run_id = RUN.to_owned();
+        RUN.clone_into(&mut ep.run_id);
         ep.source = Some(Source::UserStated);
         ep.trust = Some(0.9);
         events.push(Event { at, episode: ep, claim: None });

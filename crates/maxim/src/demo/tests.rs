@@ -117,7 +117,8 @@ fn grasping_mugs_mostly_succeeds() {
     for day in (Scenario { seed: 5, days: 14 }).days() {
         for e in &day.events {
             let ep = &e.episode;
-            if &*ep.action.tool_name == GRASP && ep.perception.detected_objects.iter().any(|o| &**o == "mug") {
+            if &*ep.action.tool_name == GRASP && ep.perception.detected_objects.iter().any(|o| &**o == "mug")
+            {
                 n += 1;
                 ok += u32::from(ep.outcome.success == Some(true));
             }

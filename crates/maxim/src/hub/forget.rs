@@ -249,7 +249,9 @@ impl MemoryHub {
         }
         let naming: Vec<(RecordId, RecordId)> = MemoryLayer::iter(&self.atl)
             .filter_map(|r| r.as_concept())
-            .flat_map(|c| c.source_episode_ids.iter().filter(|e| episodes.contains(e)).map(|&e| (c.meta.id, e)))
+            .flat_map(|c| {
+                c.source_episode_ids.iter().filter(|e| episodes.contains(e)).map(|&e| (c.meta.id, e))
+            })
             .collect();
         for (concept, episode) in naming {
             if let Err(e) = self.atl.forget_episode(concept, episode) {

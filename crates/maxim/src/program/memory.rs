@@ -48,12 +48,9 @@ fn partition(name: &str) -> Result<Partition, Failure> {
 }
 
 fn open_with(data: &Path, partition: &Partition, clock: SharedClock) -> Result<MemoryHub, Failure> {
-    MemoryHub::builder()
-        .data_dir(data)
-        .partition(partition.clone())
-        .clock(clock)
-        .open()
-        .map_err(|e| Failure::Data(format!("cannot open the memory of {partition} in {}: {e}", data.display())))
+    MemoryHub::builder().data_dir(data).partition(partition.clone()).clock(clock).open().map_err(|e| {
+        Failure::Data(format!("cannot open the memory of {partition} in {}: {e}", data.display()))
+    })
 }
 
 /// The partitions of the memory in `data`: the one named, or every one found. Exit 1 when
@@ -66,11 +63,16 @@ fn partitions(data: &Path, named: Option<&str>) -> Result<Vec<Partition>, Failur
         let p = partition(name)?;
         let dir = partition_dir(data, &p);
         if !dir.is_dir() {
-            return Err(Failure::Data(format!("no partition {name:?} in {} ({} not found)", data.display(), dir.display())));
+            return Err(Failure::Data(format!(
+                "no partition {name:?} in {} ({} not found)",
+                data.display(),
+                dir.display()
+            )));
         }
         return Ok(vec![p]);
     }
-    let entries = std::fs::read_dir(data).map_err(|e| Failure::Data(format!("cannot read {}: {e}", data.display())))?;
+    let entries =
+        std::fs::read_dir(data).map_err(|e| Failure::Data(format!("cannot read {}: {e}", data.display())))?;
     let mut found = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| Failure::Data(format!("cannot read {}: {e}", data.display())))?;
@@ -94,14 +96,17 @@ fn partition_name(dir: &str) -> Option<String> {
     if hex.len() % 2 != 0 {
         return None;
     }
-    let bytes: Option<Vec<u8>> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect();
+    let bytes: Option<Vec<u8>> =
+        (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect();
     String::from_utf8(bytes?).ok()
 }
 
 /// Prints `value` as pretty JSON; a reader that stops early (`| head`) is not an error.
 fn print_json(value: &Json) -> Outcome {
     let mut out = std::io::stdout().lock();
-    let written = serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::from).and_then(|()| writeln!(out));
+    let written = serde_json::to_writer_pretty(&mut out, value)
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(out));
     match written {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.map_err(|e| Failure::Data(format!("cannot write to standard output: {e}"))),
@@ -126,7 +131,11 @@ pub(crate) fn demo(data: &Path, days: u32, seed: u64, named: Option<&str>, svg: 
     let held = hub.hippocampus().len();
     println!("maxim {}: a house robot, {days} simulated day(s), seed {seed}", env!("CARGO_PKG_VERSION"));
     match last {
-        Some(_) => println!("continuing the memory in {}: {held} episodes held, days {first}..{} now\n", data.display(), first + days - 1),
+        Some(_) => println!(
+            "continuing the memory in {}: {held} episodes held, days {first}..{} now\n",
+            data.display(),
+            first + days - 1
+        ),
         None => println!("a new memory in {}: days 0..{}\n", data.display(), days - 1),
     }
     let scenario = Scenario { seed, days };
@@ -154,7 +163,10 @@ pub(crate) fn demo(data: &Path, days: u32, seed: u64, named: Option<&str>, svg: 
         clock.set(day.start + std::time::Duration::from_secs(23 * 3600 + 59 * 60));
         let report = hub.on_session_end();
         for failure in &report.failures {
-            progress.note(&format!("day {}: session end step {} failed: {}", day.index, failure.step, failure.error));
+            progress.note(&format!(
+                "day {}: session end step {} failed: {}",
+                day.index, failure.step, failure.error
+            ));
         }
         progress.day(&format!(
             "day {:>3}: {} episodes, {} pattern(s) confirmed, {} concept(s) promoted",
@@ -230,7 +242,10 @@ fn report_demo(hub: &MemoryHub, data: &Path, svg: Option<&Path>) -> Outcome {
     }
 
     if promoted.len() > PROMOTED_SHOWN {
-        println!("  ... and {} more (maxim concepts --category causal_pattern)", promoted.len() - PROMOTED_SHOWN);
+        println!(
+            "  ... and {} more (maxim concepts --category causal_pattern)",
+            promoted.len() - PROMOTED_SHOWN
+        );
     }
 
     println!("\npatterns (angular gyrus):");
@@ -245,7 +260,10 @@ fn report_demo(hub: &MemoryHub, data: &Path, svg: Option<&Path>) -> Outcome {
     match &trend {
         Some(t) => println!(
             "  navigate trend: {:+.4} per day (R² {:.2}, p {:.1e}) over {} days",
-            t.slope_per_day, t.r_squared, t.p_value, series.by_day.len()
+            t.slope_per_day,
+            t.r_squared,
+            t.p_value,
+            series.by_day.len()
         ),
         None => println!("  navigate trend: not enough days to fit"),
     }
@@ -316,8 +334,14 @@ fn report_demo(hub: &MemoryHub, data: &Path, svg: Option<&Path>) -> Outcome {
     println!("{}", context.render());
 
     let path: PathBuf = svg.map_or_else(|| data.join("navigate.svg"), Path::to_path_buf);
-    plot::write_svg(&path, "maxim demo: the navigate tool's success", &series, trend.as_ref(), rhythm.as_ref())
-        .map_err(Failure::Data)?;
+    plot::write_svg(
+        &path,
+        "maxim demo: the navigate tool's success",
+        &series,
+        trend.as_ref(),
+        rhythm.as_ref(),
+    )
+    .map_err(Failure::Data)?;
     println!("\npicture written to {}", path.display());
     Ok(())
 }
@@ -358,7 +382,9 @@ fn promoted_concepts(hub: &MemoryHub) -> Vec<&maxim::atl::Concept> {
         .recall_concepts(&maxim::atl::ConceptFilter::new(), usize::MAX)
         .into_iter()
         .filter_map(|r| r.as_concept())
-        .filter(|c| c.provenance != ConceptProvenance::EpisodicConsolidation || c.category.ends_with("_pattern"))
+        .filter(|c| {
+            c.provenance != ConceptProvenance::EpisodicConsolidation || c.category.ends_with("_pattern")
+        })
         .collect();
     out.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then(a.name.cmp(&b.name)));
     out
@@ -405,7 +431,13 @@ fn recall_hits(hub: &MemoryHub, query: &str, limit: usize) -> Vec<Hit> {
             continue;
         }
         let name = hub.atl().record(id).map_or_else(|| id.to_string(), |r| r.name().to_owned());
-        hits.push(Hit { layer: LayerKind::Atl.as_str(), id, name, score: Some(similarity), why: "name similarity (atl)" });
+        hits.push(Hit {
+            layer: LayerKind::Atl.as_str(),
+            id,
+            name,
+            score: Some(similarity),
+            why: "name similarity (atl)",
+        });
     }
     hits
 }
@@ -426,7 +458,11 @@ fn print_recall(hub: &MemoryHub, query: &str, limit: usize) {
 
 fn print_stats_text(hub: &MemoryHub) {
     let s = hub.stats();
-    println!("memory of {} ({}):", s.partition, s.dir.as_deref().map_or_else(String::new, |d| d.display().to_string()));
+    println!(
+        "memory of {} ({}):",
+        s.partition,
+        s.dir.as_deref().map_or_else(String::new, |d| d.display().to_string())
+    );
     println!("  hippocampus    {} episodes", s.episodes);
     println!("  atl            {} concepts", s.concepts);
     println!("  angular gyrus  {} records, {} patterns", s.math_records, s.patterns);
@@ -551,7 +587,8 @@ pub(crate) fn context(data: &Path, named: Option<&str>, query: &str, limit: usiz
     let mut all = Vec::new();
     for p in partitions(data, named)? {
         let hub = open_with(data, &p, SystemClock::shared())?;
-        let context = hub.knowledge_context(&KnowledgeQuery::Text(query.to_owned()), limit).map_err(Failure::data)?;
+        let context =
+            hub.knowledge_context(&KnowledgeQuery::Text(query.to_owned()), limit).map_err(Failure::data)?;
         if json {
             all.push(json!({ "partition": p.as_str(), "rendered": context.render(),
                 "entries": context.entries.iter().map(entry_json).collect::<Vec<_>>() }));
@@ -594,7 +631,11 @@ pub(crate) fn consolidate(data: &Path, named: Option<&str>, json: bool) -> Outco
     if json {
         print_json(&Json::Array(all))?;
     }
-    if failed.is_empty() { Ok(()) } else { Err(Failure::Data(format!("consolidation steps failed: {}", failed.join("; ")))) }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Data(format!("consolidation steps failed: {}", failed.join("; "))))
+    }
 }
 
 /// `maxim export [--partition P]`: one partition's export, or every partition's.
@@ -624,14 +665,21 @@ fn confirm(question: &str, yes: bool) -> Result<bool, Failure> {
 }
 
 /// `maxim forget <id> | --source S | --partition P`.
-pub(crate) fn forget(data: &Path, named: Option<&str>, target: &ForgetTarget, yes: bool, json: bool) -> Outcome {
+pub(crate) fn forget(
+    data: &Path,
+    named: Option<&str>,
+    target: &ForgetTarget,
+    yes: bool,
+    json: bool,
+) -> Outcome {
     let what = match target {
         ForgetTarget::Id(text) => Forget::Id(parse_id(text)?),
-        ForgetTarget::Source(text) => {
-            Forget::Source(text.parse::<Source>().map_err(|e| Failure::Usage(format!("source {text:?}: {e}")))?)
-        }
+        ForgetTarget::Source(text) => Forget::Source(
+            text.parse::<Source>().map_err(|e| Failure::Usage(format!("source {text:?}: {e}")))?,
+        ),
         ForgetTarget::Partition => {
-            let name = named.ok_or_else(|| Failure::Usage("forget needs <ID>, --source S or --partition P".into()))?;
+            let name = named
+                .ok_or_else(|| Failure::Usage("forget needs <ID>, --source S or --partition P".into()))?;
             let p = partitions(data, Some(name))?.remove(0);
             if !confirm(&format!("forget everything held about partition {p} in {}?", data.display()), yes)? {
                 return Err(Failure::Usage("not confirmed; nothing was forgotten".into()));
@@ -674,7 +722,9 @@ pub(crate) fn forget(data: &Path, named: Option<&str>, target: &ForgetTarget, ye
 
 fn print_forget(p: &Partition, report: &maxim::hub::ForgetReport, json: bool) -> Outcome {
     if json {
-        return print_json(&json!({ "partition": p.as_str(), "report": serde_json::to_value(report).map_err(Failure::data)? }));
+        return print_json(
+            &json!({ "partition": p.as_str(), "report": serde_json::to_value(report).map_err(Failure::data)? }),
+        );
     }
     println!("{p}: removed {} record(s):", report.removed.len());
     for layer in [LayerKind::Hippocampus, LayerKind::Atl, LayerKind::AngularGyrus, LayerKind::Cerebellum] {

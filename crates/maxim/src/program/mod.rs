@@ -114,7 +114,8 @@ pub(crate) fn lab(out: &Path, runs: usize, seed: u64) -> Outcome {
         off.revoked().len()
     );
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Failure::Data(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::Data(format!("cannot create {}: {e}", dir.display())))?;
     }
     chart::write_svg(out, &[&on, &off]).map_err(Failure::data)?;
     println!("chart written to {}", out.display());

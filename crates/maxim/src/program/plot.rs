@@ -180,7 +180,10 @@ mod tests {
         let day0 = trend_at(&trend, 0.0);
         assert!((day0 - trend.intercept).abs() < 1e-9);
         assert!((trend_at(&trend, 10.0) - day0 - 10.0 * trend.slope_per_day).abs() < 1e-9);
-        assert!((cosinor_at(&cosinor, cosinor.acrophase_hours()) - cosinor.mesor - cosinor.amplitude).abs() < 1e-9);
+        assert!(
+            (cosinor_at(&cosinor, cosinor.acrophase_hours()) - cosinor.mesor - cosinor.amplitude).abs()
+                < 1e-9
+        );
         let doc = svg("navigate", &s, Some(&trend), Some(&cosinor)).unwrap();
         assert!(doc.starts_with("<svg") && doc.trim_end().ends_with("</svg>"));
         assert!(doc.contains("success per day") && doc.contains("per hour of day"));
