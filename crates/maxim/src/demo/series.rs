@@ -30,7 +30,7 @@ impl SuccessSeries {
     /// ```
     /// use maxim::demo::{START, SuccessSeries};
     /// use std::time::Duration;
-    /// let hour = |h| START + Duration::from_secs(h * 3600);
+    /// let hour = |h: u64| START + Duration::from_secs(h * 3600);
     /// let s = SuccessSeries::from_outcomes([(hour(1), true), (hour(1), false), (hour(25), true)]);
     /// assert_eq!((s.by_day[0].rate, s.by_day[1].rate), (0.5, 1.0));
     /// assert_eq!(s.by_hour.len(), 1);
