@@ -38,6 +38,7 @@ fn ok(out: &Output) -> String {
     stdout(out)
 }
 
+#[track_caller]
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_str(&ok(out)).expect("the output is JSON")
 }
@@ -308,4 +309,21 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// A memory directory whose name is not UTF-8 works like any other.
+#[cfg(unix)]
+#[test]
+fn a_memory_directory_whose_name_is_not_utf8_works() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join(OsStr::from_bytes(b"memory-\xff"));
+    let text = ok(&on(&data, &["demo", "--days", "1", "--seed", "3"]));
+    assert!(text.contains("picture written to"), "{text}");
+    assert!(data.join("navigate.svg").is_file());
+    let stats = json(&on(&data, &["stats", "--json"]));
+    assert!(stats[0]["episodes"].as_u64().unwrap() > 50, "{stats}");
+    assert!(stats[0]["dir"].as_str().unwrap().contains("memory-"), "{stats}");
+    assert_eq!(json(&on(&data, &["export"]))["partitions"][0]["partition"], "robot");
+    assert_eq!(json(&on(&data, &["consolidate", "--json"]))[0]["partition"], "robot");
 }

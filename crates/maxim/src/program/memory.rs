@@ -472,13 +472,31 @@ fn print_stats_text(hub: &MemoryHub) {
     println!("  metrics        {} series", s.metrics);
 }
 
+/// The counts as JSON; the directory as text even when its name is not UTF-8 (serde
+/// refuses such a path).
+fn stats_json(s: &maxim::HubStats) -> Json {
+    json!({
+        "partition": s.partition,
+        "dir": s.dir.as_deref().map(|d| d.to_string_lossy()),
+        "episodes": s.episodes,
+        "concepts": s.concepts,
+        "math_records": s.math_records,
+        "patterns": s.patterns,
+        "skills": s.skills,
+        "cross_edges": s.cross_edges,
+        "causal_links": s.causal_links,
+        "metrics": s.metrics,
+        "session_active": s.session_active,
+    })
+}
+
 /// `maxim stats`.
 pub(crate) fn stats(data: &Path, named: Option<&str>, json: bool) -> Outcome {
     let mut all = Vec::new();
     for p in partitions(data, named)? {
         let hub = open_with(data, &p, SystemClock::shared())?;
         if json {
-            all.push(serde_json::to_value(hub.stats()).map_err(Failure::data)?);
+            all.push(stats_json(&hub.stats()));
         } else {
             print_stats_text(&hub);
         }
