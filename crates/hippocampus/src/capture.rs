@@ -323,10 +323,13 @@ impl Hippocampus {
             let keys = derive_keys(rec, self.config.indexed_keys);
             self.index.insert(slot, &keys, self.slots.order());
         }
+        self.index_text(slot);
         if let (Some(embedder), Some(vectors)) = (&self.embedder, &mut self.vectors)
             && let Some(rec) = self.slots.records[slot as usize].as_ref()
         {
-            let _ = vectors.add(id, &embedder.embed(&episode_text(rec)));
+            let text = episode_text(rec);
+            embedder.observe_document(&text);
+            let _ = vectors.add(id, &embedder.embed(&text));
         }
         if self.config.enable_associative_graph {
             let formed = self.form_associations(slot, now);

@@ -669,71 +669,148 @@ impl Episode {
         check_finite("trust", self.meta().trust.get()).map(drop)
     }
 
-    /// Calls `visit` with each piece of text that describes the episode: goal, tool,
-    /// objects, people, the user's input, the transcript, the reasoning and the rationale
-    /// (goal and tool only once compressed). The embedder indexes these.
-    pub fn for_each_text<'a>(&'a self, visit: &mut dyn FnMut(&'a str)) {
-        self.for_each_text_with(visit, |m, visit| {
-            let p = &m.perception;
-            for s in [&p.cli_input, &p.transcript, &m.decision.reasoning].into_iter().flatten() {
-                visit(s);
+    /// Calls `visit` with each piece of text the episode holds, field by field, in the
+    /// order of [`TextField::ALL`] (goal and tool only once compressed). Keyword recall,
+    /// [`Hippocampus::search_by_content`](crate::Hippocampus::search_by_content) and the
+    /// embedder all read the episode through this one walk.
+    ///
+    /// ```
+    /// use hippocampus::{Episode, EpisodicMemory, TextField};
+    /// use maxim_core::{RecordId, Timestamp};
+    /// let mut m = EpisodicMemory::new(RecordId::from_u128(1), Timestamp::from_secs(1));
+    /// m.perception.transcript = Some("we adopted a kitten".into());
+    /// m.action.tool_name = "say".into();
+    /// let mut seen = Vec::new();
+    /// Episode::from(m).for_each_field_text(&mut |field, text| seen.push((field, text.to_owned())));
+    /// assert_eq!(seen, [(TextField::Tool, "say".into()), (TextField::Transcript, "we adopted a kitten".into())]);
+    /// ```
+    pub fn for_each_field_text<'a>(&'a self, visit: &mut dyn FnMut(TextField, &'a str)) {
+        let mut put = |field: TextField, text: &'a str| {
+            if !text.is_empty() {
+                visit(field, text);
             }
-        });
-    }
-
-    /// Calls `visit` with the text keyword relevance ranks on (§3.6): goal, tool, objects,
-    /// people, the observations' text values and the rationale.
-    pub(crate) fn for_each_relevance_text<'a>(&'a self, visit: &mut dyn FnMut(&'a str)) {
-        self.for_each_text_with(visit, |m, visit| {
-            for v in m.perception.observations.values() {
-                v.for_each_text(visit);
-            }
-        });
-    }
-
-    /// Calls `visit` with the goal, the tool, the objects and the people, then (for a full
-    /// episode) the text `middle` gives, then the rationale.
-    fn for_each_text_with<'a>(
-        &'a self,
-        visit: &mut dyn FnMut(&'a str),
-        middle: impl FnOnce(&'a EpisodicMemory, &mut dyn FnMut(&'a str)),
-    ) {
+        };
         match self {
             Self::Full(m) => {
                 let p = &m.perception;
-                m.goal().into_iter().for_each(&mut *visit);
-                visit(&m.action.tool_name);
-                p.detected_objects.iter().chain(&p.detected_people).for_each(|s| visit(s));
-                middle(m, visit);
-                visit(&p.decision_rationale);
+                let goal = m.goal();
+                if let Some(g) = goal {
+                    put(TextField::Goal, g);
+                }
+                if let Some(active) = m.context.active_goal.as_deref()
+                    && goal != Some(active)
+                {
+                    put(TextField::Goal, active);
+                }
+                for (k, v) in m.decision.intent.iter() {
+                    if k != "goal" {
+                        v.for_each_text(&mut |t| put(TextField::Goal, t));
+                    }
+                }
+                put(TextField::Tool, &m.action.tool_name);
+                p.detected_objects.iter().for_each(|o| put(TextField::Objects, o));
+                p.detected_people.iter().for_each(|o| put(TextField::People, o));
+                for said in [&p.cli_input, &p.transcript].into_iter().flatten() {
+                    put(TextField::Transcript, said);
+                }
+                for (k, v) in p.observations.iter() {
+                    put(TextField::Observations, k);
+                    v.for_each_text(&mut |t| {
+                        // A loop step keeps its input and transcript in the observations too.
+                        if p.cli_input.as_deref() != Some(t) && p.transcript.as_deref() != Some(t) {
+                            put(TextField::Observations, t);
+                        }
+                    });
+                }
+                m.outcome.result.for_each_text(&mut |t| put(TextField::Result, t));
+                m.outcome.error.iter().for_each(|e| put(TextField::Result, e));
+                m.decision.reasoning.iter().for_each(|r| put(TextField::Reasoning, r));
+                put(TextField::Reasoning, &p.decision_rationale);
             }
             Self::Compressed(c) => {
-                c.goal.as_deref().into_iter().for_each(&mut *visit);
-                visit(&c.tool_name);
+                c.goal.as_deref().into_iter().for_each(|g| put(TextField::Goal, g));
+                put(TextField::Tool, &c.tool_name);
             }
         }
     }
 
-    /// True when `needle` (lowercase) occurs, ignoring case, in the observations (keys and
-    /// text values), the result's text or the reasoning. Compressed episodes keep none of
-    /// these and never match.
-    pub(crate) fn contains_text(&self, needle: &str) -> bool {
-        let Self::Full(m) = self else { return false };
-        let mut found = false;
-        let mut check = |s: &str| {
-            if !found && contains_ignore_case(s, needle) {
-                found = true;
-            }
-        };
-        for (k, v) in m.perception.observations.iter() {
-            check(k);
-            v.for_each_text(&mut |s| check(s));
+    /// Calls `visit` with each piece of text of [`for_each_field_text`](Self::for_each_field_text),
+    /// without its field.
+    pub fn for_each_text<'a>(&'a self, visit: &mut dyn FnMut(&'a str)) {
+        self.for_each_field_text(&mut |_, text| visit(text));
+    }
+
+    /// The text and weight of every field piece, as the lexical index takes them.
+    pub(crate) fn lexical_fields(&self) -> Vec<(&str, f32)> {
+        let mut out = Vec::with_capacity(12);
+        self.for_each_field_text(&mut |field, text| out.push((text, field.weight())));
+        out
+    }
+}
+
+/// The fields of an episode that hold text, declared once: keyword recall, content search
+/// and the embedder read the same ones ([`Episode::for_each_field_text`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TextField {
+    /// The goal: the intent's goal, the active goal when it differs, the intent's other
+    /// text values.
+    Goal,
+    /// The tool's name.
+    Tool,
+    /// The detected objects.
+    Objects,
+    /// The detected people.
+    People,
+    /// What the user typed (`cli_input`) and what was said (`transcript`).
+    Transcript,
+    /// The observations: keys and text values.
+    Observations,
+    /// The outcome's result (text values) and error.
+    Result,
+    /// The decision's reasoning and the rationale.
+    Reasoning,
+}
+
+impl TextField {
+    /// Every field, in the order [`Episode::for_each_field_text`] visits them.
+    pub const ALL: [Self; 8] = [
+        Self::Goal,
+        Self::Tool,
+        Self::Objects,
+        Self::People,
+        Self::Transcript,
+        Self::Observations,
+        Self::Result,
+        Self::Reasoning,
+    ];
+
+    /// The field's weight in keyword recall (BM25 term frequency and length): 1.5 for the
+    /// goal and the objects, which name what the episode is about, 1 for the rest.
+    ///
+    /// ```
+    /// use hippocampus::TextField;
+    /// assert_eq!(TextField::Goal.weight(), 1.5);
+    /// assert_eq!(TextField::Transcript.weight(), 1.0);
+    /// ```
+    pub fn weight(self) -> f32 {
+        match self {
+            Self::Goal | Self::Objects => 1.5,
+            _ => 1.0,
         }
-        m.outcome.result.for_each_text(&mut |s| check(s));
-        if let Some(r) = &m.decision.reasoning {
-            check(r);
+    }
+
+    /// The field's name, lowercase.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Goal => "goal",
+            Self::Tool => "tool",
+            Self::Objects => "objects",
+            Self::People => "people",
+            Self::Transcript => "transcript",
+            Self::Observations => "observations",
+            Self::Result => "result",
+            Self::Reasoning => "reasoning",
         }
-        found
     }
 }
 
@@ -814,18 +891,6 @@ fn push_long_words(out: &mut Vec<String>, text: Option<&str>) {
     }
 }
 
-/// Case-insensitive substring test; `needle` is already lowercase.
-fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
-    if needle.is_empty() {
-        return true;
-    }
-    if haystack.is_ascii() && needle.is_ascii() {
-        let (h, n) = (haystack.as_bytes(), needle.as_bytes());
-        return h.len() >= n.len() && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
-    }
-    haystack.to_lowercase().contains(needle)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -901,16 +966,44 @@ mod tests {
     }
 
     #[test]
-    fn content_search_looks_at_observations_result_and_reasoning() {
+    fn every_field_is_walked_once() {
         let mut m = sample();
         m.perception.observations.insert("Room", Value::from("Kitchen"));
+        m.perception.observations.insert("said", Value::from("find the mug"));
+        m.perception.transcript = Some("hello there".into());
+        m.perception.detected_people = vec!["Ana".into()];
+        m.decision.intent.insert("goal", Value::from("find mug"));
+        m.decision.intent.insert("target", Value::from("blue mug"));
         m.outcome.result = Value::Map([("found", Value::from("Blue MUG"))].into_iter().collect());
+        m.outcome.error = Some("slipped".into());
         m.decision.reasoning = Some("it was dark".into());
+        m.perception.decision_rationale = "closest".into();
         let e = Episode::from(m);
-        for needle in ["kitchen", "room", "blue mug", "dark"] {
-            assert!(e.contains_text(needle), "{needle}");
-        }
-        assert!(!e.contains_text("garage"));
-        assert!(contains_ignore_case("Ünïcode Straße", "straße"));
+        let mut seen = Vec::new();
+        e.for_each_field_text(&mut |f, t| seen.push((f.name(), t.to_owned())));
+        let want = [
+            ("goal", "find mug"),
+            ("goal", "blue mug"),
+            ("tool", "look_around"),
+            ("objects", "mug"),
+            ("objects", "table"),
+            ("people", "Ana"),
+            ("transcript", "find the mug"),
+            ("transcript", "hello there"),
+            ("observations", "Room"),
+            ("observations", "Kitchen"),
+            ("observations", "said"),
+            ("result", "Blue MUG"),
+            ("result", "slipped"),
+            ("reasoning", "it was dark"),
+            ("reasoning", "closest"),
+        ];
+        assert_eq!(seen, want.map(|(f, t)| (f, t.to_owned())));
+        let fields = e.lexical_fields();
+        assert_eq!(fields.len(), want.len());
+        assert_eq!(fields[0], ("find mug", 1.5));
+        let mut texts = Vec::new();
+        Episode::from(sample().compress(0)).for_each_field_text(&mut |f, t| texts.push((f, t.to_owned())));
+        assert_eq!(texts, [(TextField::Goal, "find mug".into()), (TextField::Tool, "look_around".into())]);
     }
 }

@@ -14,7 +14,8 @@
 //!   ([`HippocampusBuilder::open`], [`journal`], [`Op`]); [`HippocampusConfig`] its settings;
 //! - [`Episode`]: a record, full ([`EpisodicMemory`]) or compressed ([`CompressedMemory`]);
 //! - [`NewEpisode`] and [`LoopStep`]: what a capture takes; [`RecallFilter`]: what a recall
-//!   matches;
+//!   matches (with a query, ranked by BM25 over the text fields [`TextField`] declares, through
+//!   a [`LexicalIndex`](maxim_core::lexical::LexicalIndex) kept in step with every write);
 //! - [`RetentionStrategy`] and its implementations, [`StateStore`] for state snapshots.
 //!
 //! ```
@@ -72,7 +73,7 @@ pub use capture::{LoopStep, NewEpisode};
 pub use config::{HippocampusBuilder, HippocampusConfig, StrategyKind};
 pub use episode::{
     Action, CompressedMemory, Decision, Episode, EpisodeContext, EpisodeSummary, EpisodicMemory, MAX_NAMES,
-    Name, Outcome, Perception, UsePressure, empty_name,
+    Name, Outcome, Perception, TextField, UsePressure, empty_name,
 };
 pub use error::{Error, Result};
 pub use hash::StateRef;

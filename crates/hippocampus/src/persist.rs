@@ -392,9 +392,23 @@ impl Hippocampus {
             .map_err(|e| corrupt(path, e.to_string()))?;
         let vectors = match &self.embedder {
             Some(embedder) => {
+                // The embedder learns the whole collection first (an IDF embedder then
+                // weighs every vector alike), and unlearns it if the vectors fail.
+                let texts: Vec<String> =
+                    slots.iter().map(|(_, rec)| crate::capture::episode_text(rec)).collect();
+                for t in &texts {
+                    embedder.observe_document(t);
+                }
                 let mut v = VectorIndex::with_capacity(embedder.dim(), slots.len())?;
-                for (_, rec) in slots.iter() {
-                    v.add(rec.id(), &embedder.embed(&crate::capture::episode_text(rec)))?;
+                let added: Result<()> = slots
+                    .iter()
+                    .zip(&texts)
+                    .try_for_each(|((_, rec), t)| Ok(v.add(rec.id(), &embedder.embed(t))?));
+                if let Err(e) = added {
+                    for t in &texts {
+                        embedder.forget_document(t);
+                    }
+                    return Err(e);
                 }
                 Some(v)
             }
@@ -417,6 +431,12 @@ impl Hippocampus {
     }
 
     fn install(&mut self, r: Rebuilt) {
+        if let Some(embedder) = &self.embedder {
+            // The records replaced leave the embedder's collection.
+            for (_, rec) in self.slots.iter() {
+                embedder.forget_document(&crate::capture::episode_text(rec));
+            }
+        }
         self.slots = r.slots;
         self.index = r.index;
         self.graph = r.graph;
@@ -427,6 +447,7 @@ impl Hippocampus {
         self.vectors = r.vectors;
         self.names = r.names;
         self.evict_pool.reset();
+        self.rebuild_lexical();
         self.loaded_journal_seq = r.journal_seq;
         if let Some(id) = r.max_id {
             self.ids.observe(id);

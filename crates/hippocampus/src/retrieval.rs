@@ -2,7 +2,7 @@
 //!
 //! - [`Hippocampus::recall`]: up to `limit` episodes matching a [`RecallFilter`] (goal, tool,
 //!   success, object, person, mode, a time window, compressed or not), newest first, or by
-//!   keyword relevance when the filter has a query. Records no access.
+//!   BM25 keyword relevance when the filter has a query. Records no access.
 //! - [`Hippocampus::recall_touching`]: the same, recording an access to every episode
 //!   returned and scoring use-based promotion pressure when there is a query, as the
 //!   original's `recall` (1.3.3) did.
@@ -11,12 +11,16 @@
 //!   text, through the configured [`Embedder`](maxim_core::embed::Embedder) (the original's
 //!   EC similarity matching).
 //! - [`Hippocampus::recall_associated`]: spreading activation over the associations.
-//! - [`Hippocampus::search_by_content`]: substring search in observations, results and
-//!   reasoning.
+//! - [`Hippocampus::search_by_content`]: the full episodes holding words of a query, most
+//!   words first, then newest first.
 //!
 //! A filtered recall walks the smallest posting among its keys from the newest end and
 //! checks the other keys per candidate, stopping at `limit`: its cost depends on the result,
-//! not on the store.
+//! not on the store. Keyword recall and content search read the episodes' text through a
+//! [`LexicalIndex`](maxim_core::lexical::LexicalIndex) kept in step with every capture,
+//! compression, removal and load: a query looks up its words' postings and never scans the
+//! records or tokenises their text again. Every text recall reads the same fields
+//! ([`TextField`](crate::TextField)).
 //!
 //! ```
 //! use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode, RecallFilter};
@@ -41,13 +45,16 @@
 use std::sync::atomic::Ordering;
 
 use maxim_core::graph::{ActivationParams, EdgeKind};
-use maxim_core::text::{for_each_token, normalize_tokens};
 use maxim_core::{RecordId, Timestamp};
 
 use crate::episode::{Episode, Perception};
 use crate::error::{Error, Result};
 use crate::index::{IndexKey, KeyId, KeyKind, Slot, success_text};
 use crate::store::Hippocampus;
+
+/// How [`Hippocampus::search_by_content`] orders a match: by the query words it holds,
+/// then by (time, id), both descending.
+type ContentRank = std::cmp::Reverse<(usize, (i64, RecordId))>;
 
 /// What [`Hippocampus::recall`] matches; the default matches every episode.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -164,50 +171,6 @@ fn field_matches(rec: &Episode, kind: KeyKind, text: &str) -> bool {
     }
 }
 
-/// Buffers a query recall reuses for every candidate it scores.
-struct Relevance {
-    /// The distinct normalised query tokens, sorted.
-    terms: Vec<String>,
-    /// The candidate's relevance text, its pieces joined by spaces.
-    text: String,
-    /// Which terms the candidate holds.
-    found: Vec<bool>,
-}
-
-impl Relevance {
-    fn new(query: &str) -> Self {
-        let mut terms = normalize_tokens(query);
-        terms.sort_unstable();
-        terms.dedup();
-        let found = vec![false; terms.len()];
-        Self { terms, text: String::new(), found }
-    }
-
-    /// The fraction of the terms found among `rec`'s tokens.
-    ///
-    /// The pieces of text are joined by a space, a token separator, so tokenising the whole
-    /// once gives the tokens of each piece (and allocates once, not once per piece).
-    fn of(&mut self, rec: &Episode) -> f64 {
-        if self.terms.is_empty() {
-            return 0.0;
-        }
-        let text = &mut self.text;
-        text.clear();
-        rec.for_each_relevance_text(&mut |piece| {
-            text.push(' ');
-            text.push_str(piece);
-        });
-        self.found.fill(false);
-        let (terms, found) = (&self.terms, &mut self.found);
-        for_each_token(text, |t| {
-            if let Ok(i) = terms.binary_search_by(|q| q.as_str().cmp(t)) {
-                found[i] = true;
-            }
-        });
-        found.iter().filter(|&&f| f).count() as f64 / terms.len() as f64
-    }
-}
-
 impl Hippocampus {
     /// The slots of up to `limit` records matching `f`, in recall order.
     pub(crate) fn select(&self, f: &RecallFilter, limit: usize) -> Vec<Slot> {
@@ -261,25 +224,42 @@ impl Hippocampus {
         match f.query.as_deref() {
             None => window.iter().rev().copied().filter(|&s| accept(s)).take(limit).for_each(emit),
             Some(query) => {
-                let mut relevance = Relevance::new(query);
+                let ts = &self.slots.ts;
+                let (after, before) =
+                    (f.time_after.map(Timestamp::as_micros), f.time_before.map(Timestamp::as_micros));
+                let in_window = |s: Slot| {
+                    let t = ts[s as usize];
+                    after.is_none_or(|a| t >= a) && before.is_none_or(|b| t <= b)
+                };
                 let order = self.slots.order();
-                let mut scored: Vec<(f64, Slot)> = window
-                    .iter()
-                    .copied()
-                    .filter(|&s| accept(s))
-                    .filter_map(|s| self.slots.get(s).map(|r| (relevance.of(r), s)))
-                    .collect();
-                scored.sort_unstable_by(|a, b| {
-                    b.0.total_cmp(&a.0).then_with(|| order.key(b.1).cmp(&order.key(a.1)))
-                });
-                scored.into_iter().take(limit).for_each(|(_, s)| emit(s));
+                let hits = self.lexical.search_with(
+                    query,
+                    limit,
+                    |&s| in_window(s) && accept(s),
+                    |&a, &b| order.key(b).cmp(&order.key(a)),
+                );
+                let mut found: Vec<Slot> = hits.into_iter().map(|h| h.key).collect();
+                let n_found = found.len();
+                found.iter().copied().for_each(&mut emit);
+                if n_found < limit {
+                    // Then the matching episodes the query does not reach, newest first.
+                    found.sort_unstable();
+                    window
+                        .iter()
+                        .rev()
+                        .copied()
+                        .filter(|&s| accept(s) && found.binary_search(&s).is_err())
+                        .take(limit - n_found)
+                        .for_each(emit);
+                }
             }
         }
     }
 
-    /// Up to `limit` episodes matching `filter`: newest first, or by keyword relevance (the
-    /// fraction of the query's normalised words found in the goal, tool, objects, people,
-    /// observation text and rationale; newest first among equals) when it has a query.
+    /// Up to `limit` episodes matching `filter`: newest first, or, when it has a query, by
+    /// the BM25 relevance of the query's normalised words to the episode's text (every
+    /// [`TextField`](crate::TextField), weighted; newest first among equals), followed by
+    /// the matching episodes that hold none of the words, newest first.
     /// Records no access (see [`recall_touching`](Self::recall_touching)).
     pub fn recall(&self, filter: &RecallFilter, limit: usize) -> Vec<&Episode> {
         let _s = tracing::debug_span!("hippocampus_recall", limit).entered();
@@ -394,19 +374,35 @@ impl Hippocampus {
             + self.graph.out_degree(id, Some(EdgeKind::Causes))
     }
 
-    /// Up to `limit` full episodes whose observations (keys and text), result text or
-    /// reasoning contain `query`, ignoring case, newest first. A linear scan.
+    /// Up to `limit` full episodes whose text (any [`TextField`](crate::TextField)) holds
+    /// words of `query`: those holding the most of its distinct words first, newest first
+    /// among equals. Words are compared normalised, as keyword recall compares them (case,
+    /// stop words and word endings aside: "Mugs" finds "mug"), so a question finds the
+    /// episodes that hold its content words. A query without a content word finds nothing.
+    /// Reads the lexical index: no scan of the records.
+    ///
+    /// (The original matched the whole query as one substring of the observations, result
+    /// and reasoning, so a question matched nothing; see `docs/decisions.md`, section
+    /// "lexical".)
     pub fn search_by_content(&self, query: &str, limit: usize) -> Vec<&Episode> {
         let _s = tracing::debug_span!("hippocampus_search", limit).entered();
-        let needle = query.to_lowercase();
-        self.index
-            .order()
-            .iter()
-            .rev()
-            .filter_map(|&s| self.slots.get(s))
-            .filter(|r| r.contains_text(&needle))
-            .take(limit)
-            .collect()
+        if limit == 0 {
+            return Vec::new();
+        }
+        let order = self.slots.order();
+        // Sorted ascending on (words held, (time, id)) reversed: most words, then newest.
+        let mut found: Vec<(ContentRank, Slot)> = Vec::new();
+        self.lexical.for_each_match(query, |&s, _, n_terms| {
+            if self.slots.get(s).is_some_and(|r| !r.is_compressed()) {
+                found.push((std::cmp::Reverse((n_terms, order.key(s))), s));
+            }
+        });
+        if found.len() > limit {
+            found.select_nth_unstable(limit - 1);
+            found.truncate(limit);
+        }
+        found.sort_unstable();
+        found.into_iter().filter_map(|(_, s)| self.slots.get(s)).collect()
     }
 
     /// The ids of the episodes under `key`, newest first (empty for an unknown key).
@@ -442,52 +438,37 @@ impl Hippocampus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::episode::EpisodicMemory;
-    use maxim_core::value::Value;
-
-    /// Relevance as first written: each piece of text tokenised on its own.
-    fn per_piece(rec: &Episode, query: &str) -> f64 {
-        let mut terms = normalize_tokens(query);
-        terms.sort_unstable();
-        terms.dedup();
-        if terms.is_empty() {
-            return 0.0;
-        }
-        let mut found = vec![false; terms.len()];
-        rec.for_each_relevance_text(&mut |text| {
-            for_each_token(text, |t| {
-                if let Some(i) = terms.iter().position(|q| q == t) {
-                    found[i] = true;
-                }
-            });
-        });
-        found.iter().filter(|&&f| f).count() as f64 / terms.len() as f64
-    }
+    use crate::capture::NewEpisode;
+    use maxim_core::ManualClock;
 
     #[test]
-    fn joined_text_scores_as_its_pieces_do() {
-        let mut m = EpisodicMemory::new(RecordId::from_u128(1), Timestamp::from_secs(1));
-        m.context.active_goal = Some("carry the robot's mugs".into());
-        m.action.tool_name = "grasp_handle".into();
-        m.perception.detected_objects = vec!["Kettle".into(), "".into(), "door'".into()];
-        m.perception.observations.insert("room", Value::from("kitchen's  corner"));
-        m.perception.observations.insert("items", Value::List(vec!["batteries".into(), Value::from(3i64)]));
-        m.perception.decision_rationale = "'it was running'".into();
-        let rec = Episode::from(m);
-        let mut relevance = Relevance::new("");
-        assert_eq!(relevance.of(&rec), 0.0);
-        for query in [
-            "mug",
-            "robot mugs kettles",
-            "grasp handle door",
-            "kitchen corner battery run",
-            "the a an",
-            "garage mug Robots' carried",
-        ] {
-            let mut relevance = Relevance::new(query);
-            assert_eq!(relevance.of(&rec), per_piece(&rec, query), "{query}");
-            assert_eq!(relevance.of(&rec), per_piece(&rec, query), "{query}: buffers reused");
+    fn the_lexical_index_follows_captures_compressions_removals_and_loads() {
+        let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+        let mut h = Hippocampus::builder().clock(clock.shared()).build().unwrap();
+        let mut ids = Vec::new();
+        for (goal, said) in [("water plants", "the garden is dry"), ("feed cat", "the kitten is hungry")] {
+            let mut e = NewEpisode::default();
+            e.context.active_goal = Some(goal.into());
+            e.perception.transcript = Some(said.into());
+            ids.push(h.capture(e).unwrap());
+            clock.advance(std::time::Duration::from_secs(60));
         }
-        assert_eq!(Relevance::new("kitchen garage").of(&rec), 0.5);
+        assert_eq!(h.lexical.len(), 2);
+        let top = |h: &Hippocampus, q: &str| h.recall(&RecallFilter::new().query(q), 1)[0].id();
+        assert_eq!(top(&h, "garden"), ids[0]);
+        assert_eq!(top(&h, "hungry kittens"), ids[1]);
+        h.compress(ids[1]).unwrap();
+        // A compressed episode keeps its goal and tool only.
+        assert_eq!(top(&h, "hungry kittens"), ids[1], "no match: the newest comes first");
+        assert_eq!(h.lexical.search("kitten", 5).len(), 0);
+        assert_eq!(h.lexical.search("cat", 5).len(), 1);
+        let bytes = h.to_snapshot_bytes().unwrap();
+        h.remove(ids[0]).unwrap();
+        assert!(h.lexical.search("garden", 5).is_empty());
+        assert_eq!(h.lexical.len(), 1);
+        let mut loaded = Hippocampus::builder().clock(clock.shared()).build().unwrap();
+        loaded.load_from_bytes("mem.snap", &bytes).unwrap();
+        assert_eq!(loaded.lexical.len(), 2);
+        assert_eq!(top(&loaded, "garden"), ids[0]);
     }
 }

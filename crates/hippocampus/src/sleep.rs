@@ -246,10 +246,12 @@ impl Hippocampus {
         true
     }
 
-    /// What follows the compression of the record in slot `s`: its text vector (when an
-    /// embedder is configured) and the compression callbacks.
+    /// What follows the compression of the record in slot `s`: its text in the lexical
+    /// index, its text vector (when an embedder is configured) and the compression
+    /// callbacks.
     fn after_compression(&mut self, s: Slot) {
         let id = self.slots.ids[s as usize];
+        self.index_text(s);
         if let (Some(embedder), Some(vectors), Some(rec)) =
             (&self.embedder, &mut self.vectors, self.slots.records[s as usize].as_ref())
         {

@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use maxim_core::embed::{Embedder, VectorIndex};
 use maxim_core::graph::Graph;
 use maxim_core::layer::Callbacks;
+use maxim_core::lexical::LexicalIndex;
 use maxim_core::{BoxError, IdGenerator, LayerStats, RecordId, SharedClock, Timestamp};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
@@ -214,6 +215,8 @@ pub struct Hippocampus {
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
     pub(crate) slots: Slots,
     pub(crate) index: ContextIndex,
+    /// The BM25 index of every record's text ([`Episode::for_each_field_text`]), by slot.
+    pub(crate) lexical: LexicalIndex<Slot>,
     pub(crate) graph: Graph,
     pub(crate) candidates: VecDeque<RecordId>,
     pub(crate) states: StateStore,
@@ -293,6 +296,7 @@ impl Hippocampus {
             embedder,
             slots: Slots::default(),
             index: ContextIndex::default(),
+            lexical: LexicalIndex::new(),
             graph: Graph::new(),
             candidates: VecDeque::new(),
             states,
@@ -322,6 +326,7 @@ impl Hippocampus {
             embedder: self.embedder.clone(),
             slots: self.slots.clone(),
             index: self.index.clone(),
+            lexical: self.lexical.clone(),
             graph: self.graph.clone(),
             candidates: self.candidates.clone(),
             states: self.states.clone(),
@@ -421,9 +426,13 @@ impl Hippocampus {
     pub(crate) fn remove_slot(&mut self, s: Slot) -> Episode {
         let id = self.slots.ids[s as usize];
         self.index.remove(s, self.slots.order());
+        self.lexical.remove(&s);
         self.graph.remove_node(id);
         if let Some(v) = &mut self.vectors {
             let _ = v.remove(id);
+        }
+        if let (Some(embedder), Some(rec)) = (&self.embedder, self.slots.get(s)) {
+            embedder.forget_document(&crate::capture::episode_text(rec));
         }
         if let Some(pos) = self.candidates.iter().position(|&c| c == id) {
             self.candidates.remove(pos);
@@ -445,7 +454,7 @@ impl Hippocampus {
             dead[s as usize] = true;
         }
         let doomed_ids: Vec<RecordId> = doomed.iter().map(|&s| self.slots.ids[s as usize]).collect();
-        let Self { graph, index, slots, vectors, .. } = self;
+        let Self { graph, index, lexical, slots, vectors, embedder, .. } = self;
         // The graph and the records share nothing, and each side takes about a millisecond
         // per few thousand records (unlinking edges; freeing the records' allocations), so a
         // large batch removes them side by side.
@@ -457,8 +466,12 @@ impl Hippocampus {
             let mut ids = Vec::with_capacity(doomed.len());
             for &s in doomed {
                 let id = slots.ids[s as usize];
+                lexical.remove(&s);
                 if let Some(v) = vectors.as_mut() {
                     let _ = v.remove(id);
+                }
+                if let (Some(e), Some(rec)) = (embedder.as_ref(), slots.get(s)) {
+                    e.forget_document(&crate::capture::episode_text(rec));
                 }
                 if slots.take(s).is_some() {
                     ids.push(id);
@@ -666,6 +679,7 @@ impl Hippocampus {
             let borrowed: Vec<(KeyKind, &str)> = ks.iter().map(|(k, t)| (*k, t.as_str())).collect();
             self.index.insert(*s, &borrowed, self.slots.order());
         }
+        self.rebuild_lexical();
         let orphans: Vec<RecordId> =
             self.graph.nodes().filter(|id| self.slots.slot_of(*id).is_none()).collect();
         for id in orphans {
@@ -674,6 +688,24 @@ impl Hippocampus {
         let slots = &self.slots;
         self.candidates.retain(|id| slots.slot_of(*id).is_some());
         report
+    }
+
+    /// Indexes the text of the record in slot `s` for keyword recall (replacing what was
+    /// indexed for the slot).
+    pub(crate) fn index_text(&mut self, s: Slot) {
+        if let Some(rec) = self.slots.get(s) {
+            let fields = rec.lexical_fields();
+            self.lexical.insert(s, &fields).expect("the field weights are valid");
+        }
+    }
+
+    /// Rebuilds the lexical index from the records (after a load or a repair).
+    pub(crate) fn rebuild_lexical(&mut self) {
+        let mut lexical = LexicalIndex::new();
+        for (s, rec) in self.slots.iter() {
+            lexical.insert(s, &rec.lexical_fields()).expect("the field weights are valid");
+        }
+        self.lexical = lexical;
     }
 
     /// Replaces the record's names by the layer's shared copies (adding new names).

@@ -12,7 +12,7 @@
 //! - the cross-crate contracts in [`contracts`]: [`PromotionSource`], [`RandomnessGate`],
 //!   [`ConceptStore`], [`CrossLinks`], [`GraphView`], and the [`Embedder`] of [`embed`];
 //! - shared mechanisms: the associative [`graph`] with spreading activation, memory
-//!   [`trace`]s, [`rank`]ing, [`text`] normalisation, the snapshot [`codec`] and the operation [`journal`].
+//!   [`trace`]s, [`rank`]ing, [`text`] normalisation, [`lexical`] search (BM25), the snapshot [`codec`] and the operation [`journal`].
 //!
 //! ```
 //! use maxim_core::{IdGenerator, ManualClock, RecordMeta, Source, Timestamp, TraceKind};
@@ -43,6 +43,7 @@ pub mod hash;
 pub mod id;
 pub mod journal;
 pub mod layer;
+pub mod lexical;
 pub mod ownership;
 pub mod rank;
 pub mod record;

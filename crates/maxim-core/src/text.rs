@@ -138,7 +138,69 @@ pub fn normalize_tokens_into(text: &str, out: &mut Vec<String>) {
 /// for_each_token("Grasping heavy mugs", |t| lengths.push(t.len()));
 /// assert_eq!(lengths, [5, 5, 3]); // grasp, heavy, mug
 /// ```
-pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
+pub fn for_each_token(text: &str, f: impl FnMut(&str)) {
+    tokens_with(text, false, f);
+}
+
+/// [`for_each_token`] for search: each token reduced further by [`search_stem`], and the
+/// numbers shorter than [`MIN_TOKEN_CHARS`] kept (a token of one or two ASCII digits: "7",
+/// "42"), which a question about a date or a count needs. The lexical index
+/// (`maxim_core::lexical`) reads text through it, documents and queries alike.
+///
+/// ```
+/// use maxim_core::text::{for_each_search_token, for_each_token};
+/// let (mut search, mut plain) = (Vec::new(), Vec::new());
+/// for_each_search_token("She moved on May 7, loving 2 cats", |t| search.push(t.to_owned()));
+/// for_each_token("She moved on May 7, loving 2 cats", |t| plain.push(t.to_owned()));
+/// assert_eq!(search, ["mov", "7", "lov", "2", "cat"]);
+/// assert_eq!(plain, ["mov", "loving", "cat"]);
+/// ```
+pub fn for_each_search_token(text: &str, f: impl FnMut(&str)) {
+    tokens_with(text, true, f);
+}
+
+/// The search form of a normalised token: two steps beyond the light lemmatiser, so that the
+/// forms of a verb meet ("navigate", "navigated", "navigating"; "move", "moved",
+/// "moving"):
+///
+/// - a final "-ing" that the lemmatiser kept is dropped when at least three characters with
+///   a vowel remain ("moving" → "mov", "taking" → "tak"; "thing", "bring", "string" stay);
+/// - then a final "e" after a consonant is dropped when at least three characters remain
+///   ("navigate" → "navigat", "move" → "mov", "cable" → "cabl"; "free", "blue", "use" stay).
+///
+/// Like every light stemmer it joins a few words it should not ("care" and "car"); BM25's
+/// weighting keeps the cost small. Only ASCII suffixes are looked at; the result is a prefix
+/// of `token`.
+///
+/// ```
+/// use maxim_core::text::search_stem;
+/// assert_eq!(search_stem("navigate"), "navigat");
+/// assert_eq!(search_stem("navigat"), "navigat"); // "navigating" and "navigated" lemmatise to it
+/// assert_eq!(search_stem("moving"), "mov");
+/// assert_eq!(search_stem("thing"), "thing");
+/// assert_eq!(search_stem("free"), "free");
+/// ```
+pub fn search_stem(token: &str) -> &str {
+    let mut end = token.len();
+    let bytes = token.as_bytes();
+    if let [stem @ .., b'i', b'n', b'g'] = bytes
+        && chars_in(stem) >= 3
+        && has_vowel(stem)
+    {
+        end = stem.len();
+    }
+    if let [stem @ .., c, b'e'] = &bytes[..end]
+        && chars_in(stem) + 1 >= 3
+        && c.is_ascii_alphabetic()
+        && !matches!(c, b'a' | b'e' | b'i' | b'o' | b'u' | b'y')
+    {
+        end = stem.len() + 1;
+    }
+    &token[..end]
+}
+
+/// The tokeniser behind [`for_each_token`] and [`for_each_search_token`].
+fn tokens_with(text: &str, search: bool, mut f: impl FnMut(&str)) {
     let mut buf = String::new();
     for piece in text.split(is_token_separator) {
         if piece.is_empty() {
@@ -147,11 +209,18 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
         buf.clear();
         push_lowercase(&mut buf, piece);
         let (start, end) = punctuation_bounds(&buf);
-        if !passes_filters(&buf[start..end]) {
+        let token = &buf[start..end];
+        if search && !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) {
+            // Digits end in no suffix the lemmatiser removes, and no stop word has one.
+            f(token);
+            continue;
+        }
+        if !passes_filters(token) {
             continue;
         }
         let end = best_lemma_in_place(&mut buf, start, end);
-        f(&buf[start..end]);
+        let token = &buf[start..end];
+        f(if search { search_stem(token) } else { token });
     }
 }
 
@@ -527,6 +596,17 @@ mod tests {
             for t in &once {
                 prop_assert!(t.chars().count() >= MIN_TOKEN_CHARS && !is_stop_word(t));
             }
+        }
+
+        #[test]
+        fn search_tokens_are_the_tokens_and_the_short_numbers(text in prop_oneof![wordish(), any::<String>(), "[a-z0-9 ,.]{0,30}"]) {
+            let mut search = Vec::new();
+            for_each_search_token(&text, |t| search.push(t.to_owned()));
+            let short_number = |t: &String| t.len() < MIN_TOKEN_CHARS && t.bytes().all(|b| b.is_ascii_digit());
+            let without: Vec<String> = search.iter().filter(|t| !short_number(t)).cloned().collect();
+            let stemmed: Vec<String> = normalize_tokens(&text).iter().map(|t| search_stem(t).to_owned()).collect();
+            prop_assert_eq!(without, stemmed);
+            prop_assert!(search.iter().all(|t| !t.is_empty()));
         }
 
         #[test]

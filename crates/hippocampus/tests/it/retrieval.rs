@@ -236,3 +236,103 @@ fn layer_with_embedder() -> (maxim_core::ManualClock, hippocampus::Hippocampus) 
         .expect("valid settings");
     (clock, h)
 }
+
+/// A turn of a two-person conversation as an episode: the speaker as a person, the words as
+/// the transcript.
+fn turn(speaker: &str, said: &str) -> hippocampus::NewEpisode {
+    let mut e = hippocampus::NewEpisode::default();
+    e.perception.detected_people = vec![speaker.into()];
+    e.perception.transcript = Some(format!("{speaker}: {said}"));
+    e
+}
+
+#[test]
+fn keyword_recall_weighs_rare_words_above_the_speakers_name() {
+    let (clock, mut h) = layer();
+    let mut ids = Vec::new();
+    for (speaker, said) in [
+        ("Caroline", "I went to the support group yesterday"),
+        ("Melanie", "That sounds great, how did it go?"),
+        ("Caroline", "We talked about adoption agencies for hours"),
+        ("Melanie", "Caroline, I painted a sunset over the lake"),
+        ("Caroline", "Lovely! The kids must have loved it"),
+        ("Caroline", "I am still reading about agencies"),
+    ] {
+        ids.push(h.capture(turn(speaker, said)).unwrap());
+        clock.advance(Duration::from_secs(60));
+    }
+    // The speaker's name is in four of six turns; "adoption" in one.
+    let found = ids_of(h.recall(&RecallFilter::new().query("What did Caroline say about adoption?"), 3));
+    assert_eq!(found[0], ids[2]);
+    // The transcript is read, stemmed: "painting" finds "painted".
+    let found = ids_of(h.recall(&RecallFilter::new().query("Melanie painting"), 1));
+    assert_eq!(found, [ids[3]]);
+    // A filter still applies, and the query ranks inside it.
+    let found = ids_of(h.recall(&RecallFilter::new().person("Caroline").query("agency"), 10));
+    assert_eq!(found[..2], [ids[5], ids[2]], "the shorter turn first");
+    assert_eq!(found.len(), 4, "the others that pass the filter follow");
+}
+
+fn ids_of<'a>(found: impl IntoIterator<Item = &'a hippocampus::Episode>) -> Vec<RecordId> {
+    found.into_iter().map(hippocampus::Episode::id).collect()
+}
+
+#[test]
+fn search_by_content_matches_the_words_of_a_question() {
+    let (clock, mut h) = layer();
+    let a = h.capture(turn("Caroline", "We adopted two kittens in May")).unwrap();
+    clock.advance(Duration::from_secs(60));
+    let b = h.capture(turn("Melanie", "My kitten sleeps all day")).unwrap();
+    clock.advance(Duration::from_secs(60));
+    let mut e = episode(&["kettle"], "boil water", "stove", Some(true));
+    e.outcome.result = Value::from("the kitten moved away from the stove");
+    let c = h.capture(e).unwrap();
+    // Most words held first ("which" is held by none), then the newest.
+    assert_eq!(ids_of(h.search_by_content("Which kittens did Caroline adopt?", 10)), [a, c, b]);
+    assert_eq!(ids_of(h.search_by_content("kitten", 10)), [c, b, a]);
+    assert_eq!(ids_of(h.search_by_content("kitten", 2)), [c, b]);
+    assert_eq!(ids_of(h.search_by_content("stove kitten", 10)), [c, b, a]);
+    assert_eq!(ids_of(h.search_by_content("stove kitten", 1)), [c]);
+    assert!(h.search_by_content("garage", 10).is_empty());
+    assert!(h.search_by_content("what is the", 10).is_empty());
+    assert!(h.search_by_content("kitten", 0).is_empty());
+    h.compress(c).unwrap();
+    assert_eq!(ids_of(h.search_by_content("kitten", 10)), [b, a], "compressed episodes are left out");
+}
+
+#[test]
+fn the_lexical_index_comes_back_with_a_journal_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = maxim_core::ManualClock::new(T0);
+    let open = || {
+        hippocampus::Hippocampus::builder()
+            .clock(clock.shared())
+            .id_seed(7)
+            .sync_policy(maxim_core::journal::SyncPolicy::Always)
+            .open(dir.path())
+            .unwrap()
+    };
+    let mut h = open();
+    let a = h.capture(turn("Caroline", "the garden is dry")).unwrap();
+    h.checkpoint().unwrap();
+    let b = h.capture(turn("Melanie", "the kitten is hungry")).unwrap();
+    let c = h.capture(turn("Melanie", "a second kitten arrived")).unwrap();
+    h.remove(c).unwrap();
+    drop(h);
+    let back = open();
+    assert_eq!(ids_of(back.recall(&RecallFilter::new().query("garden"), 1)), [a]);
+    assert_eq!(ids_of(back.search_by_content("kitten", 10)), [b]);
+}
+
+#[test]
+fn text_similarity_reads_every_text_field() {
+    let (_clock, mut h) = layer_with_embedder();
+    let mut e = episode(&[], "", "", None);
+    e.outcome.result = Value::from("the red kettle is boiling");
+    let a = h.capture(e).unwrap();
+    let mut e = episode(&[], "", "", None);
+    e.perception.observations.insert("note", Value::from("garden hose leaking"));
+    let b = h.capture(e).unwrap();
+    assert_eq!(h.recall_similar_text("red kettle", 1).unwrap()[0].0.id(), a);
+    assert_eq!(h.recall_similar_text("leaking hose", 1).unwrap()[0].0.id(), b);
+}

@@ -1,5 +1,6 @@
-//! Embeddings: the [`Embedder`] trait, the default [`HashEmbedder`] and the flat
-//! [`VectorIndex`] that finds the nearest vectors by cosine similarity.
+//! Embeddings: the [`Embedder`] trait, the default [`HashEmbedder`], the IDF-weighted
+//! [`IdfHashEmbedder`] and the flat [`VectorIndex`] that finds the nearest vectors by
+//! cosine similarity.
 //!
 //! The semantic layer embeds each concept's text once and keeps the vectors in a
 //! [`VectorIndex`]; `recall_similar` embeds the query and asks the index for its
@@ -23,6 +24,7 @@
 //! # Ok::<(), maxim_core::Error>(())
 //! ```
 
+mod idf;
 mod vector;
 
 use std::sync::Arc;
@@ -31,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::hash::{FNV_OFFSET, Fnv1a};
 use crate::text::for_each_token;
 
+pub use idf::{DEFAULT_DF_BITS, DF_BITS_RANGE, DocFrequencies, IdfHashEmbedder};
 pub use vector::{PARALLEL_MIN_ROWS, Parallelism, VectorIndex};
 
 /// Turns text into a fixed-dimension vector for similarity search.
@@ -52,6 +55,20 @@ pub trait Embedder: Send + Sync {
         self.embed_into(text, &mut v);
         v
     }
+
+    /// Tells the embedder that `text` joined the collection it embeds for; a store calls it
+    /// for each record's text before embedding it. An embedder whose weights depend on the
+    /// collection ([`IdfHashEmbedder`] counts document frequencies) learns from it; the
+    /// default does nothing, which is right for a model of fixed weights.
+    fn observe_document(&self, text: &str) {
+        let _ = text;
+    }
+
+    /// Tells the embedder that `text`, observed before, left the collection (the default
+    /// does nothing).
+    fn forget_document(&self, text: &str) {
+        let _ = text;
+    }
 }
 
 /// Forwards [`Embedder`] through a pointer type.
@@ -66,6 +83,12 @@ macro_rules! forward_embedder {
             }
             fn embed_into(&self, text: &str, out: &mut [f32]) {
                 (**self).embed_into(text, out);
+            }
+            fn observe_document(&self, text: &str) {
+                (**self).observe_document(text);
+            }
+            fn forget_document(&self, text: &str) {
+                (**self).forget_document(text);
             }
         }
     )+};
@@ -161,27 +184,7 @@ impl HashEmbedder {
     /// ([`Error::OutOfRange`]), or no feature with a positive weight
     /// ([`Error::InvalidArgument`]).
     pub fn new(config: HashEmbedderConfig) -> Result<Self> {
-        check_dim(config.dim)?;
-        if config.char_ngram > MAX_CHAR_NGRAM {
-            return Err(Error::OutOfRange {
-                field: "char_ngram",
-                value: config.char_ngram as f64,
-                expected: "at most 8",
-            });
-        }
-        for (field, w) in [("word_weight", config.word_weight), ("char_weight", config.char_weight)] {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err(Error::OutOfRange {
-                    field,
-                    value: f64::from(w),
-                    expected: "a finite number >= 0",
-                });
-            }
-        }
-        let chars_count = config.char_ngram > 0 && config.char_weight > 0.0;
-        if config.word_weight == 0.0 && !chars_count {
-            return Err(Error::invalid("hash embedder config", "no feature has a positive weight"));
-        }
+        check_config(&config)?;
         Ok(Self::from_valid(config))
     }
 
@@ -382,6 +385,28 @@ pub(crate) fn sum_of_squares(v: &[f32]) -> f64 {
         total += f64::from(x) * f64::from(x);
     }
     total
+}
+
+/// The checks of [`HashEmbedder::new`], shared with [`IdfHashEmbedder::new`].
+fn check_config(config: &HashEmbedderConfig) -> Result<()> {
+    check_dim(config.dim)?;
+    if config.char_ngram > MAX_CHAR_NGRAM {
+        return Err(Error::OutOfRange {
+            field: "char_ngram",
+            value: config.char_ngram as f64,
+            expected: "at most 8",
+        });
+    }
+    for (field, w) in [("word_weight", config.word_weight), ("char_weight", config.char_weight)] {
+        if !(w.is_finite() && w >= 0.0) {
+            return Err(Error::OutOfRange { field, value: f64::from(w), expected: "a finite number >= 0" });
+        }
+    }
+    let chars_count = config.char_ngram > 0 && config.char_weight > 0.0;
+    if config.word_weight == 0.0 && !chars_count {
+        return Err(Error::invalid("hash embedder config", "no feature has a positive weight"));
+    }
+    Ok(())
 }
 
 pub(crate) fn check_dim(dim: usize) -> Result<()> {

@@ -77,26 +77,25 @@ impl MemoryHub {
             // Only a zero-capacity store evicts what it just took.
             return Ok(out);
         };
-        let stored = stored.clone();
-        self.derive(&stored, &mut out);
-        self.metrics.mark(stored.meta().created_at);
+        let derived = Derived::of(stored);
+        self.derive(&derived, &mut out);
+        self.metrics.mark(derived.created_at);
         Ok(out)
     }
 
     /// Steps 1–3 of the module docs for an episode the hippocampus holds.
-    pub(super) fn derive(&mut self, episode: &Episode, out: &mut Captured) {
+    fn derive(&mut self, episode: &Derived, out: &mut Captured) {
         self.derive_concepts(episode, out);
         self.derive_outcomes(episode, out);
     }
 
-    fn derive_concepts(&mut self, episode: &Episode, out: &mut Captured) {
-        let id = episode.id();
-        let extraction = extract::extract(episode);
+    fn derive_concepts(&mut self, episode: &Derived, out: &mut Captured) {
+        let id = episode.id;
         let from = LayerRecord::new(LayerKind::Hippocampus, id);
+        let extraction = &episode.extraction;
         let mut ids: Vec<Option<RecordId>> = Vec::with_capacity(extraction.concepts.len());
-        for concept in &extraction.concepts {
-            let spec = concept.spec(episode);
-            match self.atl.find_or_create(&spec) {
+        for (concept, spec) in extraction.concepts.iter().zip(&episode.specs) {
+            match self.atl.find_or_create(spec) {
                 Ok(found) => {
                     out.concepts.push(found.id);
                     out.concepts_created += usize::from(found.created);
@@ -137,37 +136,30 @@ impl MemoryHub {
         }
     }
 
-    fn derive_outcomes(&mut self, episode: &Episode, out: &mut Captured) {
-        let Some(success) = episode.success() else { return };
-        let at = episode.meta().timestamp;
-        let id = episode.id();
+    fn derive_outcomes(&mut self, episode: &Derived, out: &mut Captured) {
+        let Some(success) = episode.success else { return };
+        let at = episode.timestamp;
+        let id = episode.id;
         let value = if success { 1.0 } else { 0.0 };
         let valence = if success { Valence::Positive } else { Valence::Negative };
         let suffix = if success { "positive" } else { "negative" };
-        let tool = episode.tool_name().trim();
-        if !tool.is_empty() {
+        if let Some(tool) = &episode.tool {
             let event = format!("tool:{tool}");
             let outcome = format!("{event}:{suffix}");
             self.observe(&Observation::new("tool", &event, "tool_result", &outcome, valence).memory(id), out);
             if let Err(e) = self.statistician.record_tool_result(tool, success, at) {
                 warn(out, format!("statistician, tool {tool}: {e}"));
             }
-            self.metrics.record(&format!("tool:{tool}:success"), at, value);
+            self.metrics.record(&format!("{event}:success"), at, value);
         }
-        if let Some(goal) = episode.goal().map(str::trim).filter(|g| !g.is_empty()) {
-            let key = maxim_core::text::normalize_tokens(goal).join("_");
-            if !key.is_empty() {
-                let event = format!("goal:{key}");
-                let outcome = format!("{event}:{suffix}");
-                self.observe(
-                    &Observation::new("goal", &event, "goal_result", &outcome, valence).memory(id),
-                    out,
-                );
-                if let Err(e) = self.statistician.record_goal(&key, success, at) {
-                    warn(out, format!("statistician, goal {key}: {e}"));
-                }
-                self.metrics.record(&format!("goal:{key}:success"), at, value);
+        if let Some(key) = &episode.goal_key {
+            let event = format!("goal:{key}");
+            let outcome = format!("{event}:{suffix}");
+            self.observe(&Observation::new("goal", &event, "goal_result", &outcome, valence).memory(id), out);
+            if let Err(e) = self.statistician.record_goal(key, success, at) {
+                warn(out, format!("statistician, goal {key}: {e}"));
             }
+            self.metrics.record(&format!("{event}:success"), at, value);
         }
     }
 
@@ -180,6 +172,9 @@ impl MemoryHub {
 
     /// Relates the action concept `tool` IS_A the category concept `tool capability`.
     pub(super) fn link_tool_capability(&mut self, tool: RecordId) -> Result<()> {
+        if self.tools_linked.contains(&tool) {
+            return Ok(());
+        }
         let mut spec = atl::spec(TOOL_CAPABILITY, "category");
         "What the agent's tools can do, and how reliably".clone_into(&mut spec.definition);
         spec.source = maxim_core::Source::AgentInference;
@@ -193,6 +188,7 @@ impl MemoryHub {
         if !held {
             self.atl.define_relationship(tool, category, "IS_A", 0.8, 0.8)?;
         }
+        self.tools_linked.insert(tool);
         Ok(())
     }
 
@@ -215,26 +211,53 @@ impl MemoryHub {
             "feeding the metric series the episodes after their last save"
         );
         for (created, id) in missed {
-            let Some(episode) = self.hippocampus.peek(id).cloned() else { continue };
-            let Some(success) = episode.success() else {
-                self.metrics.mark(created);
-                continue;
-            };
-            let at = episode.meta().timestamp;
-            let value = if success { 1.0 } else { 0.0 };
-            let tool = episode.tool_name().trim();
-            if !tool.is_empty() {
-                let _ = self.statistician.record_tool_result(tool, success, at);
-                self.metrics.record(&format!("tool:{tool}:success"), at, value);
-            }
-            if let Some(goal) = episode.goal() {
-                let key = maxim_core::text::normalize_tokens(goal).join("_");
-                if !key.is_empty() {
-                    let _ = self.statistician.record_goal(&key, success, at);
-                    self.metrics.record(&format!("goal:{key}:success"), at, value);
+            let Some(episode) = self.hippocampus.peek(id) else { continue };
+            let derived = Derived::of(episode);
+            if let Some(success) = derived.success {
+                let value = if success { 1.0 } else { 0.0 };
+                if let Some(tool) = &derived.tool {
+                    let _ = self.statistician.record_tool_result(tool, success, derived.timestamp);
+                    self.metrics.record(&format!("tool:{tool}:success"), derived.timestamp, value);
+                }
+                if let Some(key) = &derived.goal_key {
+                    let _ = self.statistician.record_goal(key, success, derived.timestamp);
+                    self.metrics.record(&format!("goal:{key}:success"), derived.timestamp, value);
                 }
             }
             self.metrics.mark(created);
+        }
+    }
+}
+
+/// What the hub derives from one stored episode, read out of it once (so the stores can be
+/// written while nothing borrows the hippocampus).
+struct Derived {
+    id: RecordId,
+    created_at: Timestamp,
+    timestamp: Timestamp,
+    extraction: extract::Extraction,
+    specs: Vec<maxim_core::ConceptSpec>,
+    success: Option<bool>,
+    tool: Option<String>,
+    goal_key: Option<String>,
+}
+
+impl Derived {
+    fn of(episode: &Episode) -> Self {
+        let extraction = extract::extract(episode);
+        let specs = extraction.concepts.iter().map(|c| c.spec(episode)).collect();
+        let tool = Some(episode.tool_name().trim()).filter(|t| !t.is_empty()).map(str::to_owned);
+        let goal_key =
+            episode.goal().map(|g| maxim_core::text::normalize_tokens(g).join("_")).filter(|k| !k.is_empty());
+        Self {
+            id: episode.id(),
+            created_at: episode.meta().created_at,
+            timestamp: episode.meta().timestamp,
+            extraction,
+            specs,
+            success: episode.success(),
+            tool,
+            goal_key,
         }
     }
 }

@@ -394,6 +394,7 @@ impl HubBuilder {
             removed: Arc::default(),
             session: None,
             opened_at: Timestamp::EPOCH,
+            tools_linked: std::collections::HashSet::new(),
         };
         hub.opened_at = hub.clock.now();
         hub.wire_callbacks();
@@ -455,6 +456,8 @@ pub struct MemoryHub {
     removed: Removed,
     session: Option<Timestamp>,
     opened_at: Timestamp,
+    /// Tool concepts known to be related IS_A "tool capability".
+    tools_linked: std::collections::HashSet<RecordId>,
 }
 
 impl std::fmt::Debug for MemoryHub {

@@ -18,7 +18,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use crossgraph::{CrossActivation, CrossParams, LayerGraphs};
 use hippocampus::RecallFilter;
-use maxim_core::{ActivationParams, GraphView, LayerKind, LayerRecord, MemoryLayer, MemoryRecord, RecordId};
+use maxim_core::{
+    ActivationParams, CrossEdgeKind, GraphView, LayerKind, LayerRecord, MemoryLayer, MemoryRecord, RecordId,
+};
 
 use super::{MemoryHub, Result};
 use crate::context::{self, ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions};
@@ -78,6 +80,15 @@ impl Traversal {
 fn hub_params() -> CrossParams {
     let activation = ActivationParams::new(0.5, 0.01, 3).unwrap_or(ActivationParams::DEFAULT);
     CrossParams::new(activation)
+}
+
+/// The activation settings of a knowledge context: knowledge only, so activation never
+/// flows from a concept back into its (possibly thousands of) episodes.
+fn knowledge_params() -> CrossParams {
+    let mut params = hub_params();
+    params.forward = params.forward.without(CrossEdgeKind::DerivedFrom);
+    params.backward = params.backward.without(CrossEdgeKind::InstanceOf);
+    params
 }
 
 impl MemoryHub {
@@ -245,8 +256,12 @@ impl MemoryHub {
         let mut reached: HashMap<LayerRecord, f64> = HashMap::with_capacity(64);
         if !seeds.is_empty() {
             let starts: Vec<LayerRecord> = seeds.iter().map(|s| s.0).collect();
-            for (record, act) in self.graph.activate_with(&starts, &self.layer_graphs(), &hub_params()).iter()
-            {
+            // Seeds pass activation to their knowledge, never through the episodic graph.
+            let layers = LayerGraphs::new()
+                .with(LayerKind::Atl, self.atl.concept_graph())
+                .with(LayerKind::AngularGyrus, self.angular_gyrus.math_graph())
+                .with(LayerKind::Cerebellum, self.skills.skill_graph());
+            for (record, act) in self.graph.activate_with(&starts, &layers, &knowledge_params()).iter() {
                 reached.insert(record, act);
             }
             for &(record, act) in &seeds {

@@ -101,6 +101,8 @@ pub struct SessionReport {
     pub failures: Vec<StepFailure>,
     /// Seconds the session lasted (by the hub's clock).
     pub duration_secs: f64,
+    /// Wall-clock milliseconds each step of the cycle took, in order.
+    pub step_millis: Vec<(&'static str, f64)>,
 }
 
 impl MemoryHub {
@@ -155,17 +157,25 @@ impl MemoryHub {
     }
 
     fn consolidation_cycle(&mut self, report: &mut SessionReport) {
+        let mut lap = std::time::Instant::now();
+        let mut time = |report: &mut SessionReport, step: &'static str| {
+            let now = std::time::Instant::now();
+            report.step_millis.push((step, (now - lap).as_secs_f64() * 1e3));
+            lap = now;
+        };
         // 1. Sleep.
         let sleep = self.hippocampus.sleep();
         report.episodes_compressed = sleep.compressed;
         report.episodes_removed = sleep.removed;
         report.episodes_promoted = sleep.promoted;
         self.cascade_step("sleep", report);
+        time(report, "sleep");
 
         // 2. NAc decay.
         if let Err(e) = self.nac.decay_all(self.config.nac_decay) {
             fail(report, "nac_decay", e);
         }
+        time(report, "nac_decay");
 
         // 3. Patterns.
         let transitions = self.statistician.step(self.gate.as_ref(), Some(&mut self.angular_gyrus));
@@ -173,6 +183,7 @@ impl MemoryHub {
         if let Err(e) = self.fit_metric_patterns(report) {
             fail(report, "patterns", e);
         }
+        time(report, "patterns");
 
         // 4. Promotion.
         let promotion = self.promote();
@@ -182,6 +193,7 @@ impl MemoryHub {
         for failure in &promotion.failed {
             fail(report, "promotion", format!("{failure:?}"));
         }
+        time(report, "promotion");
 
         // 5. Consolidation.
         match self.atl.consolidate_now() {
@@ -200,11 +212,13 @@ impl MemoryHub {
             Err(e) => fail(report, "consolidation", e),
         }
         self.cascade_step("consolidation", report);
+        time(report, "consolidation");
 
         // 6. Persist.
         let failures = self.checkpoint_all();
         report.persisted = failures.is_empty();
         report.failures.extend(failures);
+        time(report, "persist");
     }
 
     fn cascade_step(&mut self, step: &'static str, report: &mut SessionReport) {

@@ -1,0 +1,306 @@
+//! Tests of the lexical index: BM25 by hand, a naive model, incremental against rebuilt.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// The tokens of a document's fields with their weights, as the index reads them.
+fn weighted_tokens(fields: &[(String, f32)]) -> Vec<(String, f32)> {
+    let mut out = Vec::new();
+    for (text, w) in fields {
+        if *w == 0.0 {
+            continue;
+        }
+        for_each_search_token(text, |t| out.push((t.to_owned(), *w)));
+    }
+    out
+}
+
+/// BM25 computed from scratch over `docs`, ties by key; the model the index must match.
+fn naive_search(docs: &BTreeMap<u32, Vec<(String, f32)>>, query: &str, limit: usize) -> Vec<(u32, f64)> {
+    let (k1, b) = (1.2f64, 0.75f64);
+    let tokens: BTreeMap<u32, Vec<(String, f32)>> =
+        docs.iter().map(|(&k, fields)| (k, weighted_tokens(fields))).collect();
+    let lens: BTreeMap<u32, f32> = tokens
+        .iter()
+        .map(|(&k, toks)| (k, toks.iter().map(|(_, w)| f64::from(*w)).sum::<f64>() as f32))
+        .collect();
+    let n = docs.len() as f64;
+    let total: f64 = lens.values().map(|&l| f64::from(l)).sum();
+    let avg = if n > 0.0 { total / n } else { 0.0 };
+    let mut terms: Vec<String> = Vec::new();
+    for_each_search_token(query, |t| {
+        if !terms.iter().any(|q| q == t) {
+            terms.push(t.to_owned());
+        }
+    });
+    let mut scores: BTreeMap<u32, f64> = BTreeMap::new();
+    for term in &terms {
+        let tfs: Vec<(u32, f32)> = tokens
+            .iter()
+            .filter_map(|(&k, toks)| {
+                let tf =
+                    toks.iter().filter(|(t, _)| t == term).map(|(_, w)| f64::from(*w)).sum::<f64>() as f32;
+                (tf > 0.0).then_some((k, tf))
+            })
+            .collect();
+        let df = tfs.len() as f64;
+        if df == 0.0 {
+            continue;
+        }
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        for (k, tf) in tfs {
+            let tf = f64::from(tf);
+            let norm = k1 * (1.0 - b) + k1 * b / avg * f64::from(lens[&k]);
+            *scores.entry(k).or_insert(0.0) += idf * (k1 + 1.0) * tf / (tf + norm);
+        }
+    }
+    let mut ranked: Vec<(u32, f64)> = scores.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(limit);
+    ranked
+}
+
+fn keys_scores(hits: &[Hit<u32>]) -> Vec<(u32, f64)> {
+    hits.iter().map(|h| (h.key, h.score)).collect()
+}
+
+fn assert_same_ranking(got: &[(u32, f64)], want: &[(u32, f64)], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: {got:?} vs {want:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(g.0, w.0, "{what}: {got:?} vs {want:?}");
+        assert!((g.1 - w.1).abs() <= 1e-9, "{what}: {got:?} vs {want:?}");
+    }
+}
+
+#[test]
+fn bm25_by_hand() {
+    // Three documents of lengths 2, 2 and 4; "mug" in two of them.
+    let mut index = LexicalIndex::new();
+    index.insert(1u32, &[("red mug", 1.0)]).unwrap();
+    index.insert(2u32, &[("blue mug", 1.0)]).unwrap();
+    index.insert(3u32, &[("garden hose watering pump", 1.0)]).unwrap();
+    assert_eq!(index.len(), 3);
+    assert_eq!(index.doc_freq("mug"), 2);
+    assert!((index.average_len() - 8.0 / 3.0).abs() < 1e-12);
+    let hits = index.search("mugs", 10);
+    let idf = (1.0f64 + (3.0 - 2.0 + 0.5) / (2.0 + 0.5)).ln();
+    let norm = 1.2 * (1.0 - 0.75 + 0.75 * 2.0 / (8.0 / 3.0));
+    let expected = idf * 2.2 / (1.0 + norm);
+    assert_eq!(hits.len(), 2);
+    assert_eq!((hits[0].key, hits[1].key), (1, 2), "equal scores: by key");
+    assert!((hits[0].score - expected).abs() < 1e-12, "{} vs {expected}", hits[0].score);
+    assert_eq!(hits[0].matched_terms, [Arc::from("mug")]);
+}
+
+#[test]
+fn rare_terms_outweigh_common_ones_and_weights_count() {
+    let mut index = LexicalIndex::new();
+    for i in 0..20u32 {
+        index.insert(i, &[(format!("Ana said hello number{i}").as_str(), 1.0)]).unwrap();
+    }
+    index.insert(100, &[("Ana adopted a kitten", 1.0)]).unwrap();
+    index.insert(101, &[("Ben adopted a kitten", 1.0), ("kitten", 2.0)]).unwrap();
+    let hits = index.search("Ana kitten", 3);
+    // The weighted field counts "kitten" three times in 101; 100 holds the name too, which
+    // adds little; a turn with the name alone comes far behind.
+    assert_eq!(hits[0].key, 101);
+    assert_eq!(hits[1].key, 100);
+    assert!(hits[2].key < 20);
+    assert!(hits[1].score > hits[2].score * 10.0, "a rare word beats the name: {hits:?}");
+    assert_eq!(hits[1].matched_terms, [Arc::from("ana"), Arc::from("kitten")]);
+    assert_eq!(hits[0].matched_terms, [Arc::from("kitten")]);
+}
+
+#[test]
+fn stemming_and_numbers_meet() {
+    let mut index = LexicalIndex::new();
+    index.insert(1u32, &[("We were navigating the mugs on day 7", 1.0)]).unwrap();
+    index.insert(2u32, &[("nothing here", 1.0)]).unwrap();
+    for q in ["navigate", "mug", "7", "Navigated MUGS"] {
+        assert_eq!(index.search(q, 5).first().map(|h| h.key), Some(1), "{q}");
+    }
+    assert!(index.search("8", 5).is_empty());
+}
+
+#[test]
+fn bad_input_gives_nothing_and_changes_nothing() {
+    let mut index = LexicalIndex::new();
+    index.insert(1u32, &[("coffee mug", 1.0)]).unwrap();
+    for q in ["", "   ", "the of and to", "!!! ...", "unknownword"] {
+        assert!(index.search(q, 10).is_empty(), "{q:?}");
+    }
+    assert!(index.search("mug", 0).is_empty());
+    for w in [f32::NAN, -1.0, f32::INFINITY, MAX_FIELD_WEIGHT * 2.0] {
+        assert!(matches!(index.insert(1, &[("tea", 1.0), ("cup", w)]), Err(Error::OutOfRange { .. })));
+        assert!(matches!(index.insert(2, &[("tea", w)]), Err(Error::OutOfRange { .. })));
+    }
+    assert_eq!(index.len(), 1);
+    assert_eq!(index.search("coffee", 10)[0].key, 1);
+    assert!(index.search("tea", 10).is_empty());
+    assert!(!index.remove(&7));
+    let empty: LexicalIndex<u32> = LexicalIndex::new();
+    assert!(empty.search("mug", 10).is_empty());
+    for bad in [
+        Bm25Params { k1: f64::NAN, b: 0.5 },
+        Bm25Params { k1: -1.0, b: 0.5 },
+        Bm25Params { k1: 1.0, b: -0.1 },
+    ] {
+        assert!(LexicalIndex::<u32>::with_params(bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn empty_documents_count_but_match_nothing() {
+    let mut index = LexicalIndex::new();
+    index.insert(1u32, &[("the of", 1.0), ("mug", 0.0)]).unwrap();
+    index.insert(2u32, &[]).unwrap();
+    assert_eq!(index.len(), 2);
+    assert_eq!(index.average_len(), 0.0);
+    assert!(index.search("mug", 10).is_empty());
+    index.insert(3u32, &[("mug", 1.0)]).unwrap();
+    assert_eq!(index.search("mug", 10)[0].key, 3);
+    assert!(index.remove(&1) && index.remove(&2) && index.remove(&3));
+    assert!(index.is_empty());
+    assert_eq!(index.average_len(), 0.0);
+    let stats = index.stats();
+    assert_eq!((stats.terms, stats.postings, stats.dead_postings), (0, 0, 0));
+}
+
+#[test]
+fn replacement_and_churn_keep_the_index_small() {
+    let mut index = LexicalIndex::new();
+    for round in 0..2_000u32 {
+        let key = round % 10;
+        index.insert(key, &[(format!("word{round} shared{} common", round % 3).as_str(), 1.0)]).unwrap();
+    }
+    assert_eq!(index.len(), 10);
+    let stats = index.stats();
+    // Ten live documents of three terms; the dead are compacted a quarter at a time.
+    assert!(stats.postings <= 30 + 30, "{stats:?}");
+    assert!(stats.terms <= 10 + 3 + 1 + 10, "the terms of removed words are freed: {stats:?}");
+    assert!(stats.doc_slots <= 30, "document numbers are reused: {stats:?}");
+    assert_eq!(index.search("word1999", 5)[0].key, 9);
+    assert!(index.search("word5", 5).is_empty());
+}
+
+#[test]
+fn filtered_and_tied_searches() {
+    let mut index = LexicalIndex::new();
+    for key in 0..50u32 {
+        index.insert(key, &[("same words here", 1.0)]).unwrap();
+    }
+    let hits = index.search_filtered("words", 3, |k| k % 2 == 1);
+    assert_eq!(hits.iter().map(|h| h.key).collect::<Vec<_>>(), [1, 3, 5]);
+    let hits = index.search_with("words", 3, |_| true, |a, b| b.cmp(a));
+    assert_eq!(hits.iter().map(|h| h.key).collect::<Vec<_>>(), [49, 48, 47]);
+    let mut n = 0;
+    index.for_each_match("words same nowhere", |_, s, n_terms| {
+        assert!(s > 0.0);
+        assert_eq!(n_terms, 2);
+        n += 1;
+    });
+    assert_eq!(n, 50);
+}
+
+#[test]
+fn a_search_inside_a_callback_works() {
+    let mut index = LexicalIndex::new();
+    index.insert(1u32, &[("coffee mug", 1.0)]).unwrap();
+    index.insert(2u32, &[("coffee cup", 1.0)]).unwrap();
+    let mut inner = Vec::new();
+    let outer = index.search_filtered("coffee", 10, |_| {
+        inner.push(index.search("mug", 10).len());
+        true
+    });
+    assert_eq!(outer.len(), 2);
+    assert_eq!(inner, [1, 1]);
+    // The thread's accumulator is clean afterwards.
+    assert_same_ranking(
+        &keys_scores(&index.search("cup", 10)),
+        &keys_scores(&index.search("cup", 10)),
+        "again",
+    );
+}
+
+/// One step of the property test.
+#[derive(Debug, Clone)]
+enum Step {
+    Insert(u32, Vec<(String, f32)>),
+    Remove(u32),
+}
+
+fn field_text() -> impl Strategy<Value = String> {
+    let word = prop_oneof![
+        Just("Ana"),
+        Just("Ben"),
+        Just("kitten"),
+        Just("kittens"),
+        Just("garden"),
+        Just("watering"),
+        Just("navigating"),
+        Just("navigate"),
+        Just("mug"),
+        Just("the"),
+        Just("7"),
+        Just("2023"),
+        Just("cable"),
+        Just("adopted"),
+        Just("zebra"),
+    ];
+    prop::collection::vec(word, 0..9).prop_map(|w| w.join(" "))
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let weight = prop_oneof![Just(0.0f32), Just(0.5), Just(1.0), Just(1.5), Just(2.0), Just(0.3)];
+    prop_oneof![
+        3 => (0..16u32, prop::collection::vec((field_text(), weight), 0..4)).prop_map(|(k, f)| Step::Insert(k, f)),
+        1 => (0..16u32).prop_map(Step::Remove),
+    ]
+}
+
+fn borrowed(fields: &[(String, f32)]) -> Vec<(&str, f32)> {
+    fields.iter().map(|(t, w)| (t.as_str(), *w)).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+    #[test]
+    fn incremental_ranks_as_rebuilt_and_as_naive_bm25(
+        steps in prop::collection::vec(step(), 1..80),
+        queries in prop::collection::vec(field_text(), 1..6),
+        limit in 1usize..8,
+    ) {
+        let mut index = LexicalIndex::new();
+        let mut model: BTreeMap<u32, Vec<(String, f32)>> = BTreeMap::new();
+        for step in &steps {
+            match step {
+                Step::Insert(k, fields) => {
+                    index.insert(*k, &borrowed(fields)).unwrap();
+                    model.insert(*k, fields.clone());
+                }
+                Step::Remove(k) => {
+                    prop_assert_eq!(index.remove(k), model.remove(k).is_some());
+                }
+            }
+        }
+        prop_assert_eq!(index.len(), model.len());
+        // Rebuilt from the survivors, in reverse key order (the order must not matter).
+        let mut rebuilt = LexicalIndex::new();
+        for (k, fields) in model.iter().rev() {
+            rebuilt.insert(*k, &borrowed(fields)).unwrap();
+        }
+        for q in &queries {
+            let got = keys_scores(&index.search(q, limit));
+            let again = keys_scores(&rebuilt.search(q, limit));
+            let naive = naive_search(&model, q, limit);
+            assert_same_ranking(&got, &again, &format!("rebuilt, query {q:?}"));
+            assert_same_ranking(&got, &naive, &format!("naive, query {q:?}"));
+        }
+        let stats = index.stats();
+        prop_assert!(stats.dead_postings * COMPACT_DIVISOR <= stats.postings, "{:?}", stats);
+    }
+}
