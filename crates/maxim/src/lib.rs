@@ -28,10 +28,12 @@
 //! `angular-gyrus`, `crossgraph`, `nac`, `ips-gate`, `promoter`, `cerebellum`. With
 //! `default-features = false` only `maxim-core` is re-exported, plus the layers named.
 //! `cli` (on by default) brings what the `maxim` program needs beyond the layers (its log
-//! subscriber); the program needs `hippocampus`, `atl` and `cli`. `error-traces` (on by
-//! default; it needs `hippocampus`) brings `maxim::error_traces`, a `tracing-subscriber` layer
-//! that remembers the host program's errors as episodes. `maxim::extract` (concept extraction)
-//! needs `hippocampus` and `atl`; [`context`] (the fenced knowledge context) is always built.
+//! subscriber, arguments, progress bar and SVG chart); the program needs `hub` and `cli`.
+//! `error-traces` (on by default; it needs `hippocampus`) brings `maxim::error_traces`, a
+//! `tracing-subscriber` layer that remembers the host program's errors as episodes.
+//! `maxim::extract` (concept extraction) needs `hippocampus` and `atl`; [`context`] (the
+//! fenced knowledge context) is always built. `demo` (the program's simulated house robot)
+//! needs `hippocampus` and `cerebellum`.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -39,6 +41,8 @@
 pub use maxim_core;
 
 pub mod context;
+#[cfg(all(feature = "hippocampus", feature = "cerebellum"))]
+pub mod demo;
 #[cfg(feature = "error-traces")]
 pub mod error_traces;
 #[cfg(all(feature = "hippocampus", feature = "atl"))]

@@ -1,239 +1,242 @@
-//! The `maxim` program: a demo of the memory, and a look into a memory directory.
+//! The `maxim` program: a two-week agent you can watch, and a memory you can manage.
 //!
-//! ```text
-//! maxim demo [--dir DIR]   run a short agent session through the episodic and semantic
-//!                          layers and save them to DIR (default: a new temporary directory)
-//! maxim inspect FILE...    describe snapshot files (kind, version, size, checksum); exits
-//!                          0 when every file is an intact snapshot, 1 otherwise
-//! maxim crates             list the crates of the workspace
-//! maxim --version
-//! ```
+//! `maxim demo` runs a house robot for simulated days against a memory directory (default
+//! `./maxim-data`; running it again continues the same memory) and prints what the memory
+//! learned; the other commands look into and manage a memory directory. `maxim --help` and
+//! `maxim <command> --help` say the rest.
+//!
+//! Exit codes: 0 ok, 1 the data is damaged or not found (or cannot be written), 2 usage.
 //!
 //! The libraries log through `tracing` and never install a subscriber; this program does:
 //! warnings and errors go to standard error, and `MAXIM_LOG` (an `EnvFilter` directive such
 //! as `debug` or `hippocampus=trace`) asks for more.
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+mod program;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use maxim::atl::{self, Atl};
-use maxim::hippocampus::{Hippocampus, NewEpisode, RecallFilter};
-use maxim::maxim_core::{Clock, ManualClock, MemoryLayer, RecordId, Source, SystemClock, codec, days};
+use clap::{Args, Parser, Subcommand};
 
-const CRATES: &[(&str, &str)] = &[
-    (
-        "maxim-core",
-        "contracts: ids, time, records, MemoryLayer, graph, traces, ranking, text, embeddings, codec",
-    ),
-    ("hippocampus", "episodic layer: what happened"),
-    ("atl", "semantic layer: what things mean"),
-    ("angular-gyrus", "mathematical layer: what the numbers say"),
-    ("crossgraph", "edges between layers, cross-layer activation"),
-    ("nac", "reward learning (Rescorla-Wagner)"),
-    ("ips-gate", "randomness gate for promotion"),
-    ("promoter", "patterns into concepts"),
-    ("cerebellum", "procedural memory: skills"),
-    ("maxim", "the facade and this program"),
-];
+use program::{Failure, Outcome};
 
-const USAGE: &str = "usage: maxim demo [--dir DIR] | maxim inspect FILE... | maxim crates | maxim --version";
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  ok
+  1  the data is damaged or not found (or cannot be written); the message names the path or id
+  2  usage: an unknown command or option, a missing or malformed argument";
 
-type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
+/// A memory that accumulates, for AI agents: run the demo, look into a memory, manage it.
+#[derive(Debug, Parser)]
+#[command(name = "maxim", version, about, after_help = EXIT_CODES, propagate_version = true)]
+struct Cli {
+    /// The memory directory.
+    #[arg(long, global = true, value_name = "DIR", default_value = "./maxim-data")]
+    data: PathBuf,
+    /// The partition (an agent or a user) to work on; commands that read take every
+    /// partition found when none is named, `demo` takes `robot`.
+    #[arg(long, global = true, value_name = "P")]
+    partition: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a house robot for simulated days (one session a day) and show what it learned.
+    ///
+    /// Captures the days' episodes through the memory hub, ends each day's session
+    /// (promotion, consolidation, persistence), then prints the layer statistics, the
+    /// promoted concepts, the patterns found, the contradiction, a cross-layer traversal,
+    /// a recall and the knowledge context an LLM would receive, and writes an SVG of the
+    /// navigate tool's success. Running it again on the same directory continues the memory
+    /// with the following days.
+    #[command(after_help = EXIT_CODES)]
+    Demo(DemoArgs),
+    /// Count what the memory holds, layer by layer.
+    #[command(after_help = EXIT_CODES)]
+    Stats(JsonArg),
+    /// Ask the memory a question in words.
+    #[command(after_help = EXIT_CODES)]
+    Recall {
+        /// The question.
+        query: String,
+        /// At most this many hits.
+        #[arg(long, default_value_t = 8)]
+        limit: usize,
+        #[command(flatten)]
+        json: JsonArg,
+    },
+    /// List the concepts the memory holds.
+    #[command(after_help = EXIT_CODES)]
+    Concepts {
+        /// Only concepts of this category (object, person, location, goal, action, ...).
+        #[arg(long)]
+        category: Option<String>,
+        #[command(flatten)]
+        json: JsonArg,
+    },
+    /// Show one record, whatever its layer.
+    #[command(after_help = EXIT_CODES)]
+    Show {
+        /// The record's id, as the other commands print it.
+        id: String,
+        #[command(flatten)]
+        json: JsonArg,
+    },
+    /// The fenced knowledge context an LLM would receive for a query.
+    #[command(after_help = EXIT_CODES)]
+    Context {
+        /// The query.
+        query: String,
+        /// At most this many entries.
+        #[arg(long, default_value_t = 8)]
+        limit: usize,
+        #[command(flatten)]
+        json: JsonArg,
+    },
+    /// End a session now: promotion, consolidation of every layer, persistence.
+    #[command(after_help = EXIT_CODES)]
+    Consolidate(JsonArg),
+    /// Print everything the memory holds as JSON (about one partition with --partition P).
+    #[command(after_help = EXIT_CODES)]
+    Export,
+    /// Delete a record, everything from a source, or a whole partition, in every layer.
+    ///
+    /// `forget <ID>` and `forget --source S` work on every partition unless --partition
+    /// names one; `forget --partition P` alone deletes the whole partition. Prints what was
+    /// removed. Asks for confirmation when standard input is a terminal, unless --yes.
+    #[command(after_help = EXIT_CODES)]
+    Forget(ForgetArgs),
+    /// Describe snapshot files (kind, version, size, checksum), every one of them.
+    ///
+    /// Exits 0 when every file is an intact snapshot, 1 otherwise.
+    #[command(after_help = EXIT_CODES)]
+    Inspect {
+        /// The files (any name the system allows, UTF-8 or not).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+    /// The skill lab of procedural memory: runs with the gate on and off, and a chart.
+    #[command(after_help = EXIT_CODES)]
+    Lab {
+        /// Where to write the chart.
+        #[arg(long, value_name = "PATH", default_value = "target/lab.svg")]
+        out: PathBuf,
+        /// Tasks per arm.
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+        /// The seed of the tasks.
+        #[arg(long, default_value_t = 29)]
+        seed: u64,
+    },
+    /// List the crates of the workspace.
+    Crates,
+}
+
+/// `--json`, for commands a script would read.
+#[derive(Debug, Args)]
+struct JsonArg {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct DemoArgs {
+    /// Simulated days to run (each one session).
+    #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u32).range(1..=365))]
+    days: u32,
+    /// The seed of the simulation.
+    #[arg(long, default_value_t = 7)]
+    seed: u64,
+    /// Where to write the SVG picture (default: navigate.svg in the memory directory).
+    #[arg(long, value_name = "PATH")]
+    svg: Option<PathBuf>,
+}
+
+/// `forget <ID>`, `forget --source S`, or `forget --partition P` alone (the whole partition).
+#[derive(Debug, Args)]
+struct ForgetArgs {
+    /// The record to delete.
+    #[arg(conflicts_with = "source")]
+    id: Option<String>,
+    /// Delete everything that came from this source (user_stated, tool_result, web:DOMAIN, ...).
+    #[arg(long)]
+    source: Option<String>,
+    /// Do not ask for confirmation.
+    #[arg(long, short)]
+    yes: bool,
+    #[command(flatten)]
+    json: JsonArg,
+}
 
 fn main() -> ExitCode {
+    quiet_broken_pipe();
     install_log_subscriber();
-    // Arguments as the OS gives them: a file name need not be UTF-8.
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let outcome = match args.first().and_then(|a| a.to_str()) {
-        Some("demo") => demo_command(&args[1..]),
-        Some("inspect") if args.len() > 1 => {
-            return if inspect(&args[1..]) { ExitCode::SUCCESS } else { ExitCode::FAILURE };
-        }
-        Some("crates") => {
-            print_crates();
-            Ok(())
-        }
-        Some("--version" | "-V") => {
-            println!("maxim {}", env!("CARGO_PKG_VERSION"));
-            Ok(())
-        }
-        _ => {
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+    // `try_parse`, so that a usage error exits 2 and `--help` 0, whatever clap's defaults.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
         Err(err) => {
-            eprintln!("maxim: {err}");
-            ExitCode::FAILURE
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
         }
-    }
-}
-
-fn print_crates() {
-    println!("maxim {}\n", env!("CARGO_PKG_VERSION"));
-    for (name, what) in CRATES {
-        println!("  {name:<14} {what}");
-    }
-}
-
-fn demo_command(args: &[OsString]) -> Result {
-    match args {
-        [] => {
-            let dir = std::env::temp_dir().join(format!("maxim-demo-{}", std::process::id()));
-            demo(&dir)
-        }
-        [flag, dir] if flag == "--dir" => demo(Path::new(dir)),
-        _ => Err(USAGE.into()),
-    }
-}
-
-/// One short agent session: episodes in, concepts out, a week of forgetting, save and reload.
-fn demo(dir: &Path) -> Result {
-    let clock = ManualClock::new(SystemClock.now());
-    let mut hippo = Hippocampus::builder().clock(clock.shared()).build()?;
-    let mut atl = Atl::builder().clock(clock.shared()).build()?;
-    println!("maxim {}: a kitchen robot's first session\n", env!("CARGO_PKG_VERSION"));
-
-    // The agent looks for things, grasps them, and sometimes fails.
-    let steps: &[(&[&str], &str, &str, bool)] = &[
-        (&["mug", "table"], "find mug", "look_around", true),
-        (&["mug"], "grab mug", "grasp", true),
-        (&["kettle", "stove"], "make tea", "navigate", false),
-        (&["Coffee Mugs", "sink"], "find mug", "look_around", true),
-        (&["kettle"], "make tea", "grasp", true),
-        (&["coffee_mug", "table"], "grab mug", "grasp", true),
-    ];
-    let mut ids = Vec::new();
-    for round in 0..5 {
-        for &(objects, goal, tool, success) in steps {
-            let mut ep = NewEpisode::default();
-            ep.perception.detected_objects = objects.iter().map(|&o| o.into()).collect();
-            ep.perception.salience = if round == 0 && tool == "navigate" { 0.97 } else { 0.5 };
-            ep.context.active_goal = Some(goal.into());
-            ep.action.tool_name = tool.into();
-            ep.outcome.success = Some(success || round > 2);
-            let id = hippo.capture(ep)?;
-            ids.push(id);
-            // What the episode means: its objects become concepts, deduplicated by name.
-            for &object in objects {
-                let mut spec = atl::spec(object, "object");
-                spec.source_episode = Some(id);
-                atl.find_or_create(&spec)?;
-            }
-            clock.advance(Duration::from_secs(90));
-        }
-    }
-    let stats = hippo.stats();
-    println!("hippocampus: {} episodes, {} association edges", stats.records, stats.graph_edges);
-    let found = hippo.recall(&RecallFilter::new().goal("find mug").success(true), 3);
-    println!("  recall goal=\"find mug\" success=true, newest first:");
-    for episode in &found {
-        println!("    {}", line(episode));
-    }
-    let last = *ids.last().ok_or("no episode")?;
-    println!("  spreading activation from the last episode ({}):", line(hippo.peek(last).ok_or("gone")?));
-    for (episode, score) in hippo.recall_associated(&[last], 3) {
-        println!("    {score:.3}  {}", line(episode));
-    }
-
-    println!("\natl: {} concepts from {} object sightings", atl.len(), ids.len());
-    for name in ["mug", "coffee mug", "kettle"] {
-        if let Some((id, similarity)) = atl.recall_similar(name, 1).first() {
-            let concept = atl.concept(*id).ok_or("concept vanished")?;
-            println!(
-                "  \"{name}\" -> {} (similarity {similarity:.2}, seen {} times, confidence {:.2})",
-                concept.name, concept.reinforcement_count, concept.confidence
-            );
-        }
-    }
-    let mug = atl.find_or_create(&atl::spec("coffee mug", "object"))?.id;
-    let kitchen = atl.find_or_create(&atl::spec("kitchen", "location"))?.id;
-    atl.define_relationship(mug, kitchen, "RELATED_TO", 0.8, 0.6)?;
-    atl.set_property(mug, "color", "blue", Source::UserStated, 1.0)?;
-    let write = atl.set_property(mug, "color", "red", Source::web("example.com")?, 0.3)?;
-    if let Some(contradiction) = write.contradiction {
-        println!("  contradiction on {} kept, not overwritten:", contradiction.key);
-        for claim in &contradiction.claims {
-            println!("    {} from {} (trust {})", claim.value, claim.source, claim.trust.get());
-        }
-    }
-
-    clock.advance(days(8));
-    let slept = hippo.sleep();
-    println!(
-        "\neight days later, sleep: {} promoted, {} compressed, {} removed, {} kept",
-        slept.promoted, slept.compressed, slept.removed, slept.preserved
-    );
-
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot use {} as the demo directory: {e}", dir.display()))?;
-    let (hippo_path, atl_path) = (dir.join("hippocampus.snap"), dir.join("atl.snap"));
-    // The demo is a new session by design: it replaces the files of an earlier demo run in
-    // DIR, which a store would otherwise refuse (it overwrites only files it created or read).
-    hippo.allow_overwrite(true);
-    atl.allow_overwrite(true);
-    hippo.save(&hippo_path)?;
-    atl.save(&atl_path)?;
-    let mut hippo_again = Hippocampus::builder().clock(clock.shared()).build()?;
-    hippo_again.load(&hippo_path)?;
-    let mut atl_again = Atl::builder().clock(clock.shared()).build()?;
-    atl_again.load(&atl_path)?;
-    println!("\nsaved to {} and loaded back:", dir.display());
-    println!("  hippocampus {} records, atl {} concepts", hippo_again.len(), atl_again.len());
-    if !inspect_paths(&[hippo_path.clone(), atl_path]) {
-        return Err("a file just saved does not verify".into());
-    }
-    let stranger = Hippocampus::builder().clock(clock.shared()).build()?;
-    if let Err(err) = stranger.save(&hippo_path) {
-        println!("\nan empty store may not replace that memory: {err}");
-    }
-    let unknown = RecordId::from_u128(7);
-    if let Err(err) = hippo_again.remove(unknown) {
-        println!("\nbad input gets a typed error: {err}");
-    }
-    Ok(())
-}
-
-/// One episode on one line: goal, tool, outcome, objects.
-fn line(episode: &maxim::hippocampus::Episode) -> String {
-    let s = episode.summary();
-    let outcome = match s.success {
-        Some(true) => "succeeded",
-        Some(false) => "failed",
-        None => "unknown",
     };
-    let goal = s.goal.as_deref().unwrap_or("-");
-    format!("{goal}: {} {outcome}, saw [{}]", s.tool, s.detected_objects.join(", "))
-}
-
-fn inspect(files: &[OsString]) -> bool {
-    inspect_paths(&files.iter().map(PathBuf::from).collect::<Vec<_>>())
-}
-
-/// Describes every file (an unreadable or damaged one does not stop the others): intact
-/// snapshots on standard output, problems on standard error, each naming its file. True
-/// when every file is an intact snapshot.
-fn inspect_paths(files: &[PathBuf]) -> bool {
-    let mut all_intact = true;
-    for path in files {
-        match codec::inspect(path) {
-            Ok(info) if info.is_intact() => println!("  {info}"),
-            Ok(info) => {
-                all_intact = false;
-                eprintln!("  {info}");
-            }
-            Err(err) => {
-                all_intact = false;
-                // The codec's errors name the file already.
-                eprintln!("  {err}");
-            }
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("maxim: {failure}");
+            ExitCode::from(failure.code())
         }
     }
-    all_intact
+}
+
+fn run(cli: Cli) -> Outcome {
+    use program::memory;
+    let (data, p) = (cli.data, cli.partition.as_deref());
+    match cli.command {
+        Command::Demo(args) => memory::demo(&data, args.days, args.seed, p, args.svg.as_deref()),
+        Command::Stats(JsonArg { json }) => memory::stats(&data, p, json),
+        Command::Recall { query, limit, json } => memory::recall(&data, p, &query, limit, json.json),
+        Command::Concepts { category, json } => memory::concepts(&data, p, category.as_deref(), json.json),
+        Command::Show { id, json } => memory::show(&data, p, &id, json.json),
+        Command::Context { query, limit, json } => memory::context(&data, p, &query, limit, json.json),
+        Command::Consolidate(JsonArg { json }) => memory::consolidate(&data, p, json),
+        Command::Export => memory::export(&data, p),
+        Command::Forget(args) => {
+            let target = match (args.id, args.source) {
+                (Some(id), None) => memory::ForgetTarget::Id(id),
+                (None, Some(source)) => memory::ForgetTarget::Source(source),
+                (None, None) if p.is_some() => memory::ForgetTarget::Partition,
+                _ => return Err(Failure::Usage("forget takes <ID>, --source S or --partition P".into())),
+            };
+            memory::forget(&data, p, &target, args.yes, args.json.json)
+        }
+        Command::Inspect { files } => program::inspect(&files),
+        Command::Lab { out, runs, seed } => program::lab(&out, runs, seed),
+        Command::Crates => {
+            program::print_crates();
+            Ok(())
+        }
+    }
+}
+
+/// A reader that stops early (`maxim demo | head`) ends the program quietly (exit 0)
+/// instead of with a panic's message: `println!` panics on a closed standard output.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }
 
 /// Sends the libraries' `tracing` events to standard error: warnings and errors by default

@@ -8,6 +8,8 @@
 //!
 //! [`MemoryHub::export`] returns everything the hub holds as one JSON document.
 
+use std::collections::HashSet;
+
 use maxim_core::{LayerKind, LayerRecord, MemoryLayer, MemoryRecord, RecordId, Source};
 use serde_json::{Value as Json, json};
 
@@ -205,6 +207,8 @@ impl MemoryHub {
             if batch.is_empty() {
                 break;
             }
+            let episodes: HashSet<RecordId> =
+                batch.iter().filter(|(l, _)| *l == LayerKind::Hippocampus).map(|&(_, id)| id).collect();
             for (layer, id) in batch {
                 let record = LayerRecord::new(layer, id);
                 if layer == LayerKind::Hippocampus {
@@ -236,8 +240,28 @@ impl MemoryHub {
                 }
                 all.push((layer, id));
             }
+            self.forget_source_episodes(&episodes, failures);
         }
         (all, edges, links)
+    }
+
+    /// Removes `episodes` from the source episodes of every concept naming them, including
+    /// concepts with no cross-layer edge to them (promoted ones, formed from NAc's evidence).
+    fn forget_source_episodes(&mut self, episodes: &HashSet<RecordId>, failures: &mut Vec<String>) {
+        if episodes.is_empty() {
+            return;
+        }
+        let naming: Vec<(RecordId, RecordId)> = MemoryLayer::iter(&self.atl)
+            .filter_map(|r| r.as_concept())
+            .flat_map(|c| {
+                c.source_episode_ids.iter().filter(|e| episodes.contains(e)).map(|&e| (c.meta.id, e))
+            })
+            .collect();
+        for (concept, episode) in naming {
+            if let Err(e) = self.atl.forget_episode(concept, episode) {
+                failures.push(format!("concept {concept} → episode {episode}: {e}"));
+            }
+        }
     }
 
     /// Everything this hub holds, as one JSON document: every layer's records, the concepts'

@@ -30,6 +30,7 @@
 //! activation of one can return a record of another.
 
 pub mod capture;
+pub mod claims;
 mod error;
 pub mod forget;
 pub mod metrics;
