@@ -368,6 +368,14 @@ const RELATIONS: &[&str] = &[
     "old roommate",
     "college friend",
     "coworker",
+    "godmother",
+    "stepbrother",
+    "childhood friend",
+    "flatmate",
+    "niece",
+    "nephew",
+    "mentor",
+    "grandmother",
 ];
 
 const FOODS: &[&str] = &[
@@ -550,6 +558,26 @@ const PLAN_UPDATE: &[&str] = &[
     "Change of plans, we're going to {place} instead.",
     "We cancelled the first trip; it's going to be {place} this year.",
     "Prices went crazy so we switched, now the holiday is {place}.",
+];
+
+/// Things that happened on the day they were told, and a question about each in other words.
+const HAPPENINGS: &[(&str, &str)] = &[
+    ("I ran my first half marathon today, my legs are jelly.", "When did {who} run a half marathon?"),
+    ("We moved into the new flat today, boxes everywhere.", "When did {who} move house?"),
+    ("I passed my driving test this morning!", "When did {who} get a driving licence?"),
+    (
+        "Gave my first conference talk today, terrifying but it went fine.",
+        "When did {who} present at a conference?",
+    ),
+    ("Had my wisdom teeth out today, living on soup now.", "When did {who} have dental surgery?"),
+    ("I volunteered at the food bank for the first time today.", "When did {who} begin volunteering?"),
+    (
+        "Our band played its first gig tonight, only twelve people came but still.",
+        "When did {who}'s band perform live for the first time?",
+    ),
+    ("I finally paid off my student loan today.", "When did {who} finish paying off the student debt?"),
+    ("Got my first tattoo this afternoon, a tiny fern on my wrist.", "When did {who} get inked?"),
+    ("I proposed tonight and the answer was yes!", "When did {who} get engaged?"),
 ];
 
 const REL_PLANT: &[&str] = &[
@@ -835,9 +863,21 @@ impl<'a> ConversationBuilder<'a> {
             self.ask(QuestionKind::SingleHop, Q_PLAN, &[("who", name)], Some(place), vec![planned]);
         }
 
-        // Three people close to the speaker, each named in one session and described, by
+        // Two things that happened on a known day.
+        for _ in 0..2 {
+            let (said, asked) = HAPPENINGS[self.rng.below(HAPPENINGS.len() as u64) as usize];
+            if self.used.contains(&said) {
+                continue;
+            }
+            self.used.push(said);
+            let at = self.session_in(0, s);
+            let e = self.event(at, who, said, &[]);
+            self.ask(QuestionKind::Temporal, &[asked], &[("who", name)], None, vec![e]);
+        }
+
+        // Five people close to the speaker, each named in one session and described, by
         // name only, at least two sessions later.
-        for _ in 0..3 {
+        for _ in 0..5 {
             let relation = self.fresh(RELATIONS);
             let other = self.fresh(OTHER_NAMES);
             let at = self.session_in(0, s - 2);
