@@ -977,15 +977,12 @@ impl<'a> ConversationBuilder<'a> {
             for (i, slot) in slots.iter().enumerate() {
                 let speaker = (i + opener) % 2;
                 let id = TurnId(self.first_id + turns.len() as u32);
-                let text = match *slot {
-                    Some(e) => {
-                        event_turn[e] = id;
-                        self.events[e].text.clone()
-                    }
-                    None => {
-                        let after_event = i > 0 && slots[i - 1].is_some();
-                        self.filler(after_event)
-                    }
+                let text = if let Some(e) = *slot {
+                    event_turn[e] = id;
+                    self.events[e].text.clone()
+                } else {
+                    let after_event = i > 0 && slots[i - 1].is_some();
+                    self.filler(after_event)
                 };
                 turns.push(Turn {
                     id,
