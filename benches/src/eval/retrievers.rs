@@ -32,7 +32,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode, RecallFilter};
+use hippocampus::{Episode, Hippocampus, HippocampusConfig, NewEpisode, RecallFilter};
 use maxim_core::{HashEmbedder, ManualClock, RecordId, Timestamp, Value};
 use maxim_testkit::dialogue::{Turn, TurnId};
 use tantivy::collector::TopDocs;
@@ -233,7 +233,7 @@ impl Retriever for HippoAssociated {
     fn query(&self, question: &str, k: usize) -> Result<Vec<TurnId>> {
         let hippo = &self.0.hippo;
         let hits: Vec<RecordId> =
-            hippo.recall(&RecallFilter::new().query(question), k).into_iter().map(|e| e.id()).collect();
+            hippo.recall(&RecallFilter::new().query(question), k).into_iter().map(Episode::id).collect();
         let seeds = &hits[..hits.len().min(Self::SEEDS)];
         let associated = hippo.recall_associated(seeds, k);
         let mut ranked: Vec<RecordId> = seeds.to_vec();
