@@ -177,6 +177,9 @@ pub struct Report {
     pub strategies: Vec<StrategyReport>,
 }
 
+/// A metric's name in reports and how to read it from [`Scores`].
+type Metric = (&'static str, fn(&Scores) -> f64);
+
 fn micros(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1e6
 }
@@ -298,7 +301,7 @@ impl Report {
                 s.ingest.mean_us,
             );
         }
-        let metrics: [(&str, fn(&Scores) -> f64); 5] = [
+        let metrics: [Metric; 5] = [
             ("recall_all@10", |s| s.recall_all_10),
             ("recall_all@5", |s| s.recall_all_5),
             ("recall_all@20", |s| s.recall_all_20),
