@@ -25,3 +25,5 @@ pub fn episode_input(e: &EpisodeDraw) -> hippocampus::NewEpisode {
     n.outcome.success = Some(e.success);
     n
 }
+
+pub mod eval;

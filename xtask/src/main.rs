@@ -1,9 +1,14 @@
-//! Project automation for maxim: `cargo xtask bench | tidy | ci`.
+//! Project automation for maxim: `cargo xtask bench | eval | tidy | ci`.
 //!
 //! - `cargo xtask tidy` checks the layering (a leaf crate depends on `maxim-core` and on no
 //!   other workspace crate, through any kind of dependency, except the test helpers of
-//!   `maxim-testkit` as dev-dependencies), that every source file opens with `//!` docs, and that the
+//!   `maxim-testkit` as dev-dependencies; the comparison engines, tantivy, only in `benches`
+//!   and `xtask`), that every source file opens with `//!` docs, and that the
 //!   repository's top level holds only what the design card lists.
+//! - `cargo xtask eval retrieval [--quick] [--out FILE]` builds the retrieval evaluation of
+//!   `benches` in release mode and runs it: seeded multi-session dialogues, every retriever
+//!   (maxim's and tantivy's), a table of scores and latencies printed and written to
+//!   `target/eval/retrieval.{json,md}` (or `FILE` and the `.md` beside it).
 //! - `cargo xtask ci` runs `.ci/run`, the same script CI runs.
 //! - `cargo xtask bench [--quick] [CRATE] [--save NAME | --baseline NAME]` runs the criterion
 //!   benchmarks of the `maxim-benches` crate (all of them, or one), optionally saving or
@@ -25,6 +30,13 @@ const LEAVES: &[&str] =
 /// Test helpers: they depend on `maxim-core` alone, and a leaf may take them as
 /// dev-dependencies.
 const HELPERS: &[&str] = &["maxim-testkit"];
+
+/// External crates that only the tooling may use: engines the benchmarks and the evaluation
+/// compare maxim with, never a dependency of a library crate.
+const TOOLING_ONLY: &[&str] = &["tantivy"];
+
+/// The crates that may depend on [`TOOLING_ONLY`] crates.
+const TOOLING: &[&str] = &["maxim-benches", "xtask"];
 
 /// What may sit at the repository's top level.
 const TOP_LEVEL: &[&str] = &[
@@ -51,9 +63,10 @@ fn main() -> ExitCode {
         Some("tidy") => tidy(),
         Some("ci") => ci(),
         Some("bench") => bench::run(&args[1..]),
+        Some("eval") => eval(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <tidy | ci | bench [--quick] [CRATE] [--save NAME | --baseline NAME] | bench --check | bench workload [--sizes N,..] [--out FILE] [--compare FILE]>"
+                "usage: cargo xtask <tidy | ci | bench [--quick] [CRATE] [--save NAME | --baseline NAME] | bench --check | bench workload [--sizes N,..] [--out FILE] [--compare FILE] | eval retrieval [--quick] [--out FILE]>"
             );
             return ExitCode::from(2);
         }
@@ -80,6 +93,29 @@ fn ci() -> Result {
     let sh = Shell::new()?;
     sh.change_dir(root());
     cmd!(sh, "bash .ci/run").run()?;
+    Ok(())
+}
+
+fn eval(args: &[String]) -> Result {
+    let usage = "usage: cargo xtask eval retrieval [--quick] [--out FILE]";
+    if args.first().map(String::as_str) != Some("retrieval") {
+        return Err(usage.into());
+    }
+    let mut pass: Vec<String> = Vec::new();
+    let mut it = args[1..].iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--quick" => pass.push(arg.clone()),
+            "--out" | "--only" => {
+                let value = it.next().ok_or_else(|| format!("{arg} needs a value\n{usage}"))?;
+                pass.extend([arg.clone(), value.clone()]);
+            }
+            other => return Err(format!("unknown argument {other:?}\n{usage}").into()),
+        }
+    }
+    let sh = Shell::new()?;
+    sh.change_dir(root());
+    cmd!(sh, "cargo run --release --quiet -p maxim-benches --bin eval_retrieval -- {pass...}").run()?;
     Ok(())
 }
 
@@ -110,10 +146,13 @@ fn check_layering(problems: &mut Vec<String>) -> Result {
         let name = package["name"].as_str().unwrap_or_default();
         for dep in package["dependencies"].as_array().into_iter().flatten() {
             let dep_name = dep["name"].as_str().unwrap_or_default();
+            let kind = dep["kind"].as_str().unwrap_or("normal");
+            if let Some(rule) = tooling_violation(name, dep_name) {
+                problems.push(format!("{name} has a {kind} dependency on {dep_name}: {rule}"));
+            }
             if !members.contains(&dep_name) {
                 continue;
             }
-            let kind = dep["kind"].as_str().unwrap_or("normal");
             if let Some(rule) = layering_violation(name, dep_name, kind) {
                 problems.push(format!("{name} has a {kind} dependency on {dep_name}: {rule}"));
             }
@@ -138,6 +177,13 @@ fn layering_violation(crate_name: &str, dep: &str, kind: &str) -> Option<&'stati
             .then_some("leaf crates depend on maxim-core only (and on test helpers as dev-dependencies)");
     }
     None
+}
+
+/// Why `crate_name` may not depend on the external crate `dep` (through any kind of
+/// dependency), or `None` when it may.
+fn tooling_violation(crate_name: &str, dep: &str) -> Option<&'static str> {
+    (TOOLING_ONLY.contains(&dep) && !TOOLING.contains(&crate_name))
+        .then_some("comparison engines are dependencies of benches and xtask only, never of a library crate")
 }
 
 fn check_docs(problems: &mut Vec<String>) -> Result {
@@ -177,7 +223,17 @@ fn check_top_level(problems: &mut Vec<String>) -> Result {
 
 #[cfg(test)]
 mod tests {
-    use super::layering_violation;
+    use super::{layering_violation, tooling_violation};
+
+    #[test]
+    fn comparison_engines_stay_in_the_tooling() {
+        assert_eq!(tooling_violation("maxim-benches", "tantivy"), None);
+        assert_eq!(tooling_violation("xtask", "tantivy"), None);
+        for lib in ["maxim", "maxim-core", "hippocampus", "maxim-testkit", "atl"] {
+            assert!(tooling_violation(lib, "tantivy").is_some(), "{lib}");
+            assert_eq!(tooling_violation(lib, "serde"), None, "{lib}");
+        }
+    }
 
     #[test]
     fn leaves_reach_the_core_and_test_helpers_only() {

@@ -16,6 +16,8 @@
 
 use maxim_core::SplitMix64;
 
+pub mod dialogue;
+
 /// The workload's name and version.
 pub const WORKLOAD: &str = "maxim-memory-workload/1";
 

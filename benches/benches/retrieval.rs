@@ -1,0 +1,78 @@
+//! Retrieval over generated dialogues: maxim's retrievers beside tantivy's BM25.
+//!
+//! - `retrieval_ingest/{strategy}/{600,10000}`: a fresh retriever takes `n` turns of a
+//!   seeded multi-session dialogue (`maxim_testkit::dialogue`), then commits; the throughput
+//!   is in turns, so criterion's time per element is the cost of one ingested turn;
+//! - `retrieval_query/{strategy}/{600,10000}`: one question (the dialogue's questions in
+//!   turn) for the top 10 over those `n` turns: criterion's median is the query p50.
+//!
+//! The strategies are those of `maxim_benches::eval::strategies` (the retrieval
+//! evaluation's), so this measures the very code whose recall `cargo xtask eval retrieval`
+//! reports. Run with `cargo bench -p maxim-benches --bench retrieval`.
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use maxim_benches::dialogue::{DialogueConfig, Question, Turn, generate};
+use maxim_benches::eval::retrievers::Retriever;
+use maxim_benches::eval::strategies;
+
+/// The first `n` turns of one long conversation, and its questions.
+fn dialogue(n: usize) -> (Vec<Turn>, Vec<Question>) {
+    // About 22 turns per session: enough sessions for `n` turns.
+    let config = DialogueConfig { conversations: 1, sessions: n / 20 + 1, ..DialogueConfig::full() };
+    let conv = generate(&config).expect("a valid configuration").conversations.swap_remove(0);
+    assert!(conv.turns.len() >= n, "{} turns for {n}", conv.turns.len());
+    let mut turns = conv.turns;
+    turns.truncate(n);
+    (turns, conv.questions)
+}
+
+fn filled(make: &dyn Fn() -> Box<dyn Retriever>, turns: &[Turn]) -> Box<dyn Retriever> {
+    let mut r = make();
+    for t in turns {
+        r.ingest(t).expect("ingest");
+    }
+    r.commit().expect("commit");
+    r
+}
+
+fn retrieval(c: &mut Criterion) {
+    for n in [600, 10_000] {
+        let (turns, questions) = dialogue(n);
+        for strategy in strategies() {
+            let make = || strategy.make().expect("a retriever");
+            let name = make().name();
+            let mut group = c.benchmark_group("retrieval_ingest");
+            group.sample_size(10).throughput(Throughput::Elements(n as u64));
+            group.bench_function(BenchmarkId::new(&name, n), |b| {
+                b.iter_batched(
+                    make,
+                    |mut r| {
+                        for t in &turns {
+                            r.ingest(black_box(t)).expect("ingest");
+                        }
+                        r.commit().expect("commit");
+                        r
+                    },
+                    BatchSize::PerIteration,
+                );
+            });
+            group.finish();
+
+            let r = filled(&make, &turns);
+            let mut i = 0;
+            let mut group = c.benchmark_group("retrieval_query");
+            group.bench_function(BenchmarkId::new(&name, n), |b| {
+                b.iter(|| {
+                    i = (i + 1) % questions.len();
+                    r.query(black_box(&questions[i].text), 10).expect("query")
+                });
+            });
+            group.finish();
+        }
+    }
+}
+
+criterion_group!(benches, retrieval);
+criterion_main!(benches);
