@@ -88,7 +88,7 @@ impl Corpus {
     }
 
     fn document(&mut self) -> String {
-        let speaker = if self.rng.next_u64() % 2 == 0 { "Caroline:" } else { "Melanie:" };
+        let speaker = if self.rng.next_u64().is_multiple_of(2) { "Caroline:" } else { "Melanie:" };
         format!("{speaker} {}", self.text(WORDS_PER_DOC - 1))
     }
 }

@@ -57,8 +57,23 @@ impl Strategy {
 
 /// Every retriever on this branch: tantivy, then the maxim calls.
 pub fn strategies() -> Vec<Strategy> {
-    use retrievers::{HippoAssociated, HippoEmbed, HippoRecall, Tantivy};
+    use maxim::hub::RecallOptions;
+    use retrievers::{HippoAssociated, HippoEmbed, HippoRecall, HubRecall, Tantivy};
+    let hub = |key: &'static str, options: RecallOptions| {
+        Strategy::new(key, move || Ok(Box::new(HubRecall::new(key, options.clone())?)))
+    };
+    let without = |f: fn(&mut RecallOptions)| {
+        let mut o = RecallOptions::default();
+        f(&mut o);
+        o
+    };
     vec![
+        hub("hub", RecallOptions::default()),
+        hub("hub-lexical", RecallOptions::lexical_only()),
+        hub("hub-no-semantic", without(|o| o.semantic = false)),
+        hub("hub-no-entities", without(|o| o.entities = false)),
+        hub("hub-no-neighbours", without(|o| o.neighbours = false)),
+        hub("hub-no-expansion", without(|o| o.expansion = false)),
         Strategy::new("tantivy", || Ok(Box::new(Tantivy::new()?))),
         Strategy::new("recall", || Ok(Box::new(HippoRecall::new()?))),
         Strategy::new("recall+assoc", || Ok(Box::new(HippoAssociated::new()?))),

@@ -276,3 +276,54 @@ impl Retriever for HippoEmbed {
         Ok(hits.into_iter().filter_map(|(e, _)| self.store.turn_of(e.id())).collect())
     }
 }
+
+/// `MemoryHub::recall(question)` with the given switches: each turn captured through the hub
+/// (speaker as a person, text as the transcript, the session's date on the clock), so the
+/// turns also feed the ATL (the speaker and the people named as concepts) that the entity
+/// evidence follows. The hub uses the IDF-weighted hash embedder.
+pub struct HubRecall {
+    hub: maxim::hub::MemoryHub,
+    clock: ManualClock,
+    options: maxim::hub::RecallOptions,
+    label: String,
+    turns: HashMap<RecordId, TurnId>,
+}
+
+impl HubRecall {
+    /// An empty in-memory hub answering with `options`, reported as `label`.
+    pub fn new(label: &str, options: maxim::hub::RecallOptions) -> Result<Self> {
+        let clock = ManualClock::new(Timestamp::from_secs(0));
+        let mut config = HippocampusConfig::default();
+        config.max_nodes = MAX_EPISODES;
+        let embedder = maxim_core::embed::IdfHashEmbedder::default();
+        let hub = maxim::hub::MemoryHub::builder()
+            .clock(clock.shared())
+            .hippocampus_config(config)
+            .embedder(Arc::new(embedder))
+            .id_seed(18)
+            .build()?;
+        Ok(Self { hub, clock, options, label: label.to_owned(), turns: HashMap::new() })
+    }
+}
+
+impl Retriever for HubRecall {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+
+    fn ingest(&mut self, turn: &Turn) -> Result<()> {
+        self.clock.set(turn.time);
+        let mut e = NewEpisode::default();
+        e.perception.detected_people = vec![turn.speaker.as_str().into()];
+        e.perception.transcript = Some(turn.text.clone());
+        let id = self.hub.capture(e)?;
+        self.turns.insert(id, turn.id);
+        Ok(())
+    }
+
+    fn query(&self, question: &str, k: usize) -> Result<Vec<TurnId>> {
+        let options = self.options.clone().limit(k).layers(&[maxim_core::LayerKind::Hippocampus]);
+        let hits = self.hub.recall(question, &options)?;
+        Ok(hits.into_iter().filter_map(|h| self.turns.get(&h.record.id).copied()).collect())
+    }
+}
