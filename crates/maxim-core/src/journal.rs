@@ -814,12 +814,23 @@ impl<Op: Serialize + DeserializeOwned> Journal<Op> {
 // ---------------------------------------------------------------------------------------
 // The directory lock.
 
+/// How long [`DirLock::acquire`] keeps trying a lock it finds held (see [`DirLock`]).
+pub const LOCK_PATIENCE: Duration = Duration::from_millis(500);
+
 /// An exclusive lock on a store directory, held until dropped.
 ///
 /// It is an advisory `flock` on `<dir>/<kind>.lock`, so it binds maxim processes (and other
 /// opens in the same process), not other programs; the operating system releases it when the
 /// process dies, so a crash never leaves a stale lock. On platforms other than Unix there is
 /// no lock (documented in `docs/durability.md`).
+///
+/// A lock found held is tried again for up to [`LOCK_PATIENCE`] before the open is refused:
+/// a `flock` belongs to the open file, and a child process that another thread of this
+/// process forks holds a copy of every descriptor until it executes its program (descriptors
+/// are closed on exec, not on fork). A store dropped and reopened while a thread spawns a
+/// process would otherwise find its own released lock still held, for the microseconds to
+/// milliseconds between the fork and the exec. (Found by a test that failed once in a loaded
+/// CI run, while the crash tests of the same binary were spawning children.)
 #[derive(Debug)]
 pub struct DirLock {
     path: PathBuf,
@@ -827,8 +838,8 @@ pub struct DirLock {
 }
 
 impl DirLock {
-    /// Takes the lock of `kind` in `dir` (created if missing), or fails at once with
-    /// [`Error::Locked`] when another open store holds it.
+    /// Takes the lock of `kind` in `dir` (created if missing), or fails with
+    /// [`Error::Locked`] when another open store still holds it after [`LOCK_PATIENCE`].
     pub fn acquire(dir: impl AsRef<Path>, kind: &str) -> Result<Self> {
         codec::check_kind(kind)?;
         let dir = dir.as_ref();
@@ -840,10 +851,22 @@ impl DirLock {
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let file = options.open(&path).map_err(|e| Error::io(&path, e))?;
         #[cfg(unix)]
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => {}
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK => return Err(Error::Locked { path }),
-            Err(e) => return Err(Error::io(&path, e.into())),
+        {
+            let start = std::time::Instant::now();
+            let mut pause = Duration::from_micros(200);
+            loop {
+                match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                    Ok(()) => break,
+                    Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+                        if start.elapsed() >= LOCK_PATIENCE {
+                            return Err(Error::Locked { path });
+                        }
+                        std::thread::sleep(pause);
+                        pause = (pause * 2).min(Duration::from_millis(50));
+                    }
+                    Err(e) => return Err(Error::io(&path, e.into())),
+                }
+            }
         }
         Ok(Self { path, _file: file })
     }

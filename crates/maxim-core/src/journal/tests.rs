@@ -412,3 +412,35 @@ fn gathered_entries_are_read_back_and_a_sync_writes_them() {
         (JOURNAL_HEADER_LEN + 3 * (ENTRY_HEADER_LEN + 1) + ENTRY_HEADER_LEN + 1) as u64
     );
 }
+
+/// A lock released by a store that is dropped must be free to the next open even while
+/// another thread spawns processes (each fork holds a copy of the lock's descriptor until
+/// its exec). Without the lock's patience this failed within a second of reopening.
+#[cfg(unix)]
+#[test]
+fn a_dropped_lock_is_free_while_another_thread_spawns_processes() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let refused = std::thread::scope(|s| {
+        let spawner = s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok(mut child) = std::process::Command::new("true").spawn() {
+                    let _ = child.wait();
+                }
+            }
+        });
+        let mut refused = 0;
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_millis(1500) {
+            match DirLock::acquire(dir.path(), "toy") {
+                Ok(lock) => drop(lock),
+                Err(_) => refused += 1,
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        spawner.join().unwrap();
+        refused
+    });
+    assert_eq!(refused, 0, "{refused} reopens found their own released lock held");
+}
