@@ -404,42 +404,43 @@ struct Hit {
     layer: &'static str,
     id: RecordId,
     name: String,
-    /// The layer's own score, when it gives one (the ATL's name similarity).
+    /// The fused score.
     score: Option<f64>,
-    why: &'static str,
+    why: String,
 }
 
-/// What the layers' own text recalls find for `query`: episodes by keyword relevance (the
-/// hippocampus), concepts by name similarity (the ATL). The hub's fused `recall(query)`
-/// (retrieval issue) will replace this.
+/// What `MemoryHub::recall(query)` finds, every layer, with why each hit was found.
 fn recall_hits(hub: &MemoryHub, query: &str, limit: usize) -> Vec<Hit> {
-    let filter = maxim::hippocampus::RecallFilter::new().query(query);
-    let mut hits: Vec<Hit> = hub
-        .hippocampus()
-        .recall(&filter, limit)
-        .into_iter()
-        .map(|e| Hit {
-            layer: LayerKind::Hippocampus.as_str(),
-            id: e.id(),
-            name: maxim::hub::episode_line(e),
-            score: None,
-            why: "keyword relevance (hippocampus)",
-        })
-        .collect();
-    for (id, similarity) in hub.atl().recall_similar(query, limit) {
-        if similarity <= 0.0 {
-            continue;
+    let options = maxim::hub::RecallOptions::default().limit(limit);
+    let hits = match hub.recall(query, &options) {
+        Ok(hits) => hits,
+        Err(e) => {
+            eprintln!("maxim: recall: {e}");
+            return Vec::new();
         }
-        let name = hub.atl().record(id).map_or_else(|| id.to_string(), |r| r.name().to_owned());
-        hits.push(Hit {
-            layer: LayerKind::Atl.as_str(),
-            id,
-            name,
-            score: Some(similarity),
-            why: "name similarity (atl)",
-        });
+    };
+    hits.into_iter()
+        .map(|h| Hit {
+            layer: h.record.layer.as_str(),
+            id: h.record.id,
+            name: h.name,
+            score: Some(h.score),
+            why: h.why.iter().map(why_text).collect::<Vec<_>>().join(", "),
+        })
+        .collect()
+}
+
+/// One piece of a hit's evidence in words.
+fn why_text(why: &maxim::hub::Why) -> String {
+    use maxim::hub::Why;
+    match why {
+        Why::Lexical { rank, terms, .. } => format!("words: {terms} (rank {rank})"),
+        Why::Semantic { similarity, .. } => format!("similar: {similarity:.2}"),
+        Why::Entity { concept } => format!("about {concept}"),
+        Why::Neighbour { .. } => "next to a hit".to_owned(),
+        Why::Expansion { terms } => format!("expanded: {}", terms.join(" ")),
+        _ => "other evidence".to_owned(),
     }
-    hits
 }
 
 fn print_recall(hub: &MemoryHub, query: &str, limit: usize) {
