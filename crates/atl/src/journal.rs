@@ -173,21 +173,6 @@ pub enum Op {
         /// The target record.
         target: RecordId,
     },
-    /// [`Atl::forget_episode`]: the episode leaves the concept's source episodes and
-    /// references.
-    ForgetEpisode {
-        /// The concept.
-        id: RecordId,
-        /// The episode.
-        episode: RecordId,
-    },
-    /// [`Atl::weaken_concept`]: the concept's confidence lowered to `confidence`.
-    Weaken {
-        /// The concept.
-        id: RecordId,
-        /// The new confidence (never above the old).
-        confidence: f64,
-    },
     /// [`Atl::set_property`].
     SetProperty {
         /// The concept.
@@ -287,6 +272,21 @@ pub enum Op {
         symmetric: bool,
         /// Whether a concept may stand in it to itself.
         reflexive: bool,
+    },
+    /// [`Atl::forget_episode`]: the episode leaves the concept's source episodes and
+    /// references.
+    ForgetEpisode {
+        /// The concept.
+        id: RecordId,
+        /// The episode.
+        episode: RecordId,
+    },
+    /// [`Atl::weaken_concept`]: the concept's confidence lowered to `confidence`.
+    Weaken {
+        /// The concept.
+        id: RecordId,
+        /// The new confidence (never above the old).
+        confidence: f64,
     },
 }
 
