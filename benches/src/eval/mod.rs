@@ -1,5 +1,5 @@
 //! The retrieval evaluation behind `cargo xtask eval retrieval`: seeded multi-session
-//! dialogues ([`maxim_testkit::dialogue`]), every [`Retriever`](retrievers::Retriever) fed
+//! dialogues ([`maxim_testkit::dialogue`]), every [`retrievers::Retriever`] fed
 //! each conversation turn by turn, every question asked, and the [`metrics`] averaged per
 //! question kind and overall, with query and ingest latencies.
 //!

@@ -6,7 +6,7 @@
 //! record goes; [`search`](LexicalIndex::search) ranks the documents holding any of a
 //! query's words by BM25 (`k1 = 1.2`, `b = 0.75`, Lucene's smoothed IDF
 //! `ln(1 + (N − df + 0.5) / (df + 0.5))`). Text goes through
-//! [`for_each_search_token`](crate::text::for_each_search_token): lowercase, stop words
+//! [`crate::text::for_each_search_token`]: lowercase, stop words
 //! dropped, the light lemmatiser ("navigating" and "navigate", "mugs" and "mug" meet),
 //! numbers kept.
 //!
