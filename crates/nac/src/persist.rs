@@ -15,13 +15,13 @@
 //! use maxim_core::{ManualClock, Timestamp};
 //! use nac::{Nac, Observation, Valence};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut nac = Nac::with_clock(clock.shared());
+//! let mut nac = Nac::builder().clock(clock.shared()).build()?;
 //! nac.observe(&Observation::new("tool", "tool:grasp", "tool_result", "tool:grasp:positive", Valence::Positive))?;
 //! nac.set_prior("tool", "tool:lift", 0.7, 0.3)?;
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("nac.snap");
 //! nac.save(&path)?;
-//! let mut fresh = Nac::with_clock(clock.shared());
+//! let mut fresh = Nac::builder().clock(clock.shared()).build()?;
 //! fresh.load(&path)?;
 //! assert_eq!(fresh.links(), nac.links());
 //! assert_eq!(fresh.stats(), nac.stats());

@@ -30,7 +30,7 @@ fn a_save_and_load_keeps_everything() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nac.snap");
     nac.save(&path).unwrap();
-    let mut fresh = Nac::with_clock(clock.shared());
+    let mut fresh = Nac::builder().clock(clock.shared()).build().expect("the default settings are valid");
     fresh.load(&path).unwrap();
     let mut a: Vec<_> = nac.links().to_vec();
     let mut b: Vec<_> = fresh.links().to_vec();
@@ -96,7 +96,7 @@ fn a_corrupt_file_changes_nothing_and_the_backup_recovers() {
     assert!(other.load(&path).is_err());
     assert_eq!(other.len(), 1, "a failed load leaves the store as it was");
 
-    let mut fresh = Nac::with_clock(clock.shared());
+    let mut fresh = Nac::builder().clock(clock.shared()).build().expect("the default settings are valid");
     let outcome = fresh.load_with_recovery(&path).unwrap();
     assert!(matches!(outcome, LoadOutcome::FromBackup { .. }));
     assert_eq!(fresh.len(), saved_links);
