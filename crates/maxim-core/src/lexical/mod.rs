@@ -251,7 +251,7 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
     pub fn for_each_term_of<'a>(&'a self, key: &K, mut f: impl FnMut(&'a str, f32, usize)) {
         let Some(&d) = self.by_key.get(key) else { return };
         let DocSlot::Live { terms, .. } = &self.docs[d as usize] else { return };
-        for &(t, tf) in terms.iter() {
+        for &(t, tf) in &**terms {
             let term = &self.terms[t as usize];
             if let Some(text) = &term.text {
                 f(text, tf, term.df());
