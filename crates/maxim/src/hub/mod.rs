@@ -32,6 +32,7 @@
 pub mod capture;
 pub mod claims;
 mod error;
+pub mod errors;
 pub mod forget;
 pub mod metrics;
 pub mod query;
@@ -58,6 +59,7 @@ use promoter::{PromoterConfig, SemanticPromoter};
 
 pub use capture::Captured;
 pub use error::{Error, Result};
+pub use errors::ErrorQueue;
 pub use forget::{Forget, ForgetReport};
 pub use metrics::MetricSeries;
 pub use query::{KnowledgeQuery, Traversal, TraversalStep, episode_line};
@@ -143,6 +145,7 @@ pub struct HubBuilder {
     cerebellum: CerebellumConfig,
     id_seed: Option<u64>,
     time_zone: crate::scn::TimeZone,
+    error_traces: crate::error_traces::ErrorTracesConfig,
 }
 
 impl std::fmt::Debug for HubBuilder {
@@ -175,6 +178,7 @@ impl Default for HubBuilder {
             cerebellum: CerebellumConfig::default(),
             id_seed: None,
             time_zone: crate::scn::TimeZone::UTC,
+            error_traces: errors::default_config(),
         }
     }
 }
@@ -270,6 +274,13 @@ impl HubBuilder {
         self
     }
 
+    /// The settings of the hub's error layers ([`MemoryHub::error_traces`]): warnings too or
+    /// not, the episodes' trust, the debounce window (the partition is always the hub's).
+    pub fn error_traces(&mut self, config: crate::error_traces::ErrorTracesConfig) -> &mut Self {
+        self.error_traces = config;
+        self
+    }
+
     /// Seeds the layers' id generators (deterministic ids for tests and demos).
     pub fn id_seed(&mut self, seed: u64) -> &mut Self {
         self.id_seed = Some(seed);
@@ -293,6 +304,7 @@ impl HubBuilder {
     fn make(&self, dir: Option<PathBuf>) -> Result<MemoryHub> {
         let _s = tracing::info_span!("hub_open", partition = self.partition.as_str()).entered();
         self.config.validate()?;
+        maxim_core::Trust::new(self.error_traces.trust)?;
         let lock = match &dir {
             Some(d) => Some(DirLock::acquire(d, "hub").map_err(|e| match e {
                 maxim_core::Error::Locked { .. } => Error::InUse { path: d.clone() },
@@ -412,6 +424,8 @@ impl HubBuilder {
             opened_at: Timestamp::EPOCH,
             tools_linked: std::collections::HashSet::new(),
             knowledge_index: maxim_core::lexical::LexicalIndex::new(),
+            errors: Arc::default(),
+            error_config: self.error_traces.clone(),
         };
         hub.opened_at = hub.clock.now();
         hub.wire_callbacks();
@@ -479,6 +493,10 @@ pub struct MemoryHub {
     /// BM25 over the knowledge records' names and definitions (concepts, mathematical
     /// records, skills), for `recall`.
     knowledge_index: maxim_core::lexical::LexicalIndex<LayerRecord>,
+    /// Error episodes queued by the hub's error layers, drained at its boundaries.
+    errors: Arc<ErrorQueue>,
+    /// The settings of the hub's error layers.
+    error_config: crate::error_traces::ErrorTracesConfig,
 }
 
 impl std::fmt::Debug for MemoryHub {
