@@ -732,3 +732,62 @@ mod hub_errors {
         assert_eq!(hub.hippocampus().len(), 20 + 2 * 20 + 2 * 4);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Traces through the hub: a record the agent used ranks first while its trace is hot.
+
+mod hub_traces {
+    use std::time::Duration;
+
+    use maxim::hippocampus::NewEpisode;
+    use maxim::hub::{MemoryHub, RecallOptions};
+    use maxim::maxim_core::{LayerKind, ManualClock, MemoryRecord, RecordId, Timestamp, days};
+
+    fn twin(hub: &mut MemoryHub) -> RecordId {
+        let mut e = NewEpisode::default();
+        e.perception.transcript = Some("the blue kettle is on the windowsill".into());
+        hub.capture(e).unwrap()
+    }
+
+    #[test]
+    fn a_used_episode_ranks_first_among_equals_and_the_boost_fades() {
+        let clock = ManualClock::new(Timestamp::from_secs(super::T0));
+        let mut hub = MemoryHub::builder().clock(clock.shared()).id_seed(4).build().unwrap();
+        let (a, b) = (twin(&mut hub), twin(&mut hub));
+        let options = RecallOptions::lexical_only().layers(&[LayerKind::Hippocampus]);
+        let order = |hub: &MemoryHub| -> Vec<RecordId> {
+            hub.recall("blue kettle", &options).unwrap().into_iter().map(|h| h.record.id).collect()
+        };
+        let before = order(&hub);
+        assert_eq!(before.len(), 2);
+        let unused_first = before[0];
+        let used = if unused_first == a { b } else { a };
+        clock.advance(Duration::from_secs(600));
+        assert_eq!(hub.mark_used(&[used, RecordId::from_u128(12_345)]), 1);
+        let trace = &hub.hippocampus().peek(used).unwrap().meta().trace;
+        assert_eq!(trace.reinforcement_count(), 1);
+        assert_eq!(order(&hub)[0], used, "the used twin goes first while its trace is hot");
+        // A month on, both traces are cold by the hour: the fused order is back.
+        clock.advance(days(30));
+        let hits = hub.recall("blue kettle", &options).unwrap();
+        let ratio = hits[0].score / hits[1].score;
+        assert!(ratio < 1.05, "the trace boost has faded: {ratio}");
+    }
+
+    #[test]
+    fn concepts_and_unknown_ids_through_mark_used() {
+        let clock = ManualClock::new(Timestamp::from_secs(super::T0));
+        let mut hub = MemoryHub::builder().clock(clock.shared()).id_seed(5).build().unwrap();
+        let mut e = NewEpisode::default();
+        e.perception.detected_objects = vec!["kettle".into()];
+        let captured = hub.capture_detailed(e).unwrap();
+        let concept = captured.concepts[0];
+        let count = |hub: &MemoryHub| hub.atl().record(concept).unwrap().meta().trace.reinforcement_count();
+        let before = count(&hub);
+        clock.advance(days(1));
+        assert_eq!(hub.mark_used(&[concept, concept]), 2);
+        assert_eq!(count(&hub), before + 2);
+        assert_eq!(hub.mark_used(&[]), 0);
+        assert_eq!(hub.mark_used(&[RecordId::from_u128(1)]), 0);
+    }
+}

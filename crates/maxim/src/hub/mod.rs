@@ -39,6 +39,7 @@ pub mod query;
 pub mod recall;
 pub mod session;
 pub mod shared;
+pub mod traces;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
