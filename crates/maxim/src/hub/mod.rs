@@ -24,7 +24,11 @@
 //!   step reported and none stopping the others;
 //! - **queries** across layers ([`MemoryHub::recall_with_knowledge`],
 //!   [`MemoryHub::knowledge_context`]) and the seed-004 rules as calls
-//!   ([`MemoryHub::forget`], [`MemoryHub::export`]).
+//!   ([`MemoryHub::forget`], [`MemoryHub::export`]);
+//! - **traces** ([`traces`]): [`MemoryHub::mark_used`] reinforces what the agent acted on,
+//!   and rankings multiply by `1 + trace_score`;
+//! - **its own errors** ([`errors`]): [`MemoryHub::error_traces`] is a `tracing` layer whose
+//!   ERROR events the hub drains into episodes at capture and session boundaries.
 //!
 //! Partitions never mix: each has its own stores, so no recall, context, export or
 //! activation of one can return a record of another.
