@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use maxim_core::graph::{ActivationParams, EdgeKind, EdgeMetaRef, Graph};
 use maxim_core::layer::Callbacks;
+use maxim_core::trace::TraceParams;
 use maxim_core::value::{Map, Value};
 use maxim_core::{
     IdGenerator, MemoryRecord, RecordId, RecordMeta, SharedClock, Source, SystemClock, Timestamp, TraceKind,
@@ -61,6 +62,11 @@ pub struct AngularGyrusConfig {
     /// Spreading activation of `recall_associated` (default decay 0.5, threshold 0.01,
     /// depth 3: the original's stop below 0.01).
     pub activation: ActivationParams,
+    /// How records' traces decay and reinforce: the tick and the agent's imprint window
+    /// (default [`TraceParams::default`]). Reads that count as use (`get`, `touch`,
+    /// `recall_touching`, `recall_associated_touching`) reinforce with it; built-in
+    /// constants carry firmware traces, which are never reinforced.
+    pub trace: TraceParams,
 }
 
 impl Default for AngularGyrusConfig {
@@ -72,6 +78,7 @@ impl Default for AngularGyrusConfig {
             max_age_without_access: days(90),
             seed_built_ins: true,
             activation: ActivationParams::new(0.5, 0.01, 3).expect("valid constants"),
+            trace: TraceParams::default(),
         }
     }
 }
@@ -545,7 +552,8 @@ impl AngularGyrus {
         self.record(id).and_then(MathEntry::as_full)
     }
 
-    /// The record `id`, recording an access. Unknown: `NotFound`.
+    /// The record `id`, recording a use: an access and a reinforcement of its trace under
+    /// [`AngularGyrusConfig::trace`]. Unknown: `NotFound`.
     pub fn get(&mut self, id: RecordId) -> Result<&MathEntry> {
         let slot = self.state.slot(id).ok_or_else(|| Error::not_found(id))?;
         let at = self.clock.now();
@@ -554,7 +562,8 @@ impl AngularGyrus {
         Ok(&self.state.records[slot])
     }
 
-    /// Records an access to each of `ids` that is held; returns how many.
+    /// Records a use of each of `ids` that is held (as [`get`](Self::get) does); returns how
+    /// many.
     pub fn touch(&mut self, ids: &[RecordId]) -> usize {
         let held: Vec<RecordId> = ids.iter().copied().filter(|&id| self.state.slot(id).is_some()).collect();
         let n = held.len();
@@ -759,9 +768,13 @@ impl AngularGyrus {
                 self.state.counters.consolidations += 1;
             }
             Op::Touch { ids, at } => {
+                let params = self.config.trace;
                 for id in ids {
                     if let Some(slot) = self.state.slot(id) {
-                        self.state.records[slot].meta_mut().touch(at);
+                        let meta = self.state.records[slot].meta_mut();
+                        meta.touch(at);
+                        // A use reinforces the trace; a firmware trace (a built-in) refuses it.
+                        let _ = meta.trace.reinforce(at, &params);
                     }
                 }
             }

@@ -307,6 +307,12 @@ impl Concept {
     /// confidence becomes `max(confidence, confidence_for(count))`, and the record is accessed
     /// and its trace reinforced. The membership check scans at most [`MAX_SOURCE_EPISODES`] ids.
     pub fn reinforce(&mut self, episode: Option<RecordId>, now: Timestamp) {
+        self.reinforce_with(episode, now, &TraceParams::default());
+    }
+
+    /// [`reinforce`](Self::reinforce), with the trace reinforced under `params` (the layer's
+    /// [`AtlConfig::trace`](crate::AtlConfig::trace): 0.3 instead of 0.1 in the imprint window).
+    pub fn reinforce_with(&mut self, episode: Option<RecordId>, now: Timestamp, params: &TraceParams) {
         self.reinforcement_count = self.reinforcement_count.saturating_add(1);
         if let Some(ep) = episode
             && !self.source_episode_ids.contains(&ep)
@@ -317,7 +323,7 @@ impl Concept {
         self.confidence = self.confidence.max(confidence_for(self.reinforcement_count));
         self.meta.touch(now);
         // A firmware trace cannot be reinforced; the concept's own count still moves.
-        let _ = self.meta.trace.reinforce(now, &TraceParams::default());
+        let _ = self.meta.trace.reinforce(now, params);
     }
 
     /// Forgets the oldest source episodes beyond [`MAX_SOURCE_EPISODES`].
@@ -404,10 +410,15 @@ impl CompressedSemantic {
     /// One more confirmation at `now`: as [`Concept::reinforce`], without the episode (a
     /// compressed concept keeps none).
     pub fn reinforce(&mut self, now: Timestamp) {
+        self.reinforce_with(now, &TraceParams::default());
+    }
+
+    /// [`reinforce`](Self::reinforce), with the trace reinforced under `params`.
+    pub fn reinforce_with(&mut self, now: Timestamp, params: &TraceParams) {
         self.reinforcement_count = self.reinforcement_count.saturating_add(1);
         self.confidence = self.confidence.max(confidence_for(self.reinforcement_count));
         self.meta.touch(now);
-        let _ = self.meta.trace.reinforce(now, &TraceParams::default());
+        let _ = self.meta.trace.reinforce(now, params);
     }
 
     fn validate(&self) -> Result<()> {
@@ -534,11 +545,20 @@ impl SemanticRecord {
         }
     }
 
-    pub(crate) fn reinforce(&mut self, episode: Option<RecordId>, now: Timestamp) {
+    pub(crate) fn reinforce(&mut self, episode: Option<RecordId>, now: Timestamp, params: &TraceParams) {
         match self {
-            Self::Full(c) => c.reinforce(episode, now),
-            Self::Compressed(c) => c.reinforce(now),
+            Self::Full(c) => c.reinforce_with(episode, now, params),
+            Self::Compressed(c) => c.reinforce_with(now, params),
         }
+    }
+
+    /// A read that counts as use at `now`: an access ([`RecordMeta::touch`](maxim_core::RecordMeta::touch))
+    /// and a reinforcement of the trace under `params`. Never allocates.
+    pub(crate) fn use_at(&mut self, now: Timestamp, params: &TraceParams) {
+        let meta = self.meta_mut();
+        meta.touch(now);
+        // A firmware trace refuses the reinforcement; the access still counts.
+        let _ = meta.trace.reinforce(now, params);
     }
 }
 

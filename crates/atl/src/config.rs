@@ -7,6 +7,7 @@ use std::time::Duration;
 use maxim_core::embed::{Embedder, HashEmbedder};
 use maxim_core::graph::ActivationParams;
 use maxim_core::journal::SyncPolicy;
+use maxim_core::trace::TraceParams;
 use maxim_core::{IdGenerator, SharedClock, SystemClock, check_unit, days};
 
 use crate::concept::MAX_REFS_PER_LAYER;
@@ -38,6 +39,11 @@ pub struct AtlConfig {
     pub activation: ActivationParams,
     /// Cap of each concept's references per layer (default 200).
     pub max_refs_per_layer: usize,
+    /// How concepts' traces decay and reinforce: the tick and the agent's imprint window
+    /// (default [`TraceParams::default`]: 60-second ticks, no imprint window). Reads that
+    /// count as use (`get`, `touch`, `recall_associated_touching`) and confirmations
+    /// reinforce with it.
+    pub trace: TraceParams,
 }
 
 impl Default for AtlConfig {
@@ -51,6 +57,7 @@ impl Default for AtlConfig {
             compression_age: days(7),
             activation: ActivationParams::DEFAULT,
             max_refs_per_layer: MAX_REFS_PER_LAYER,
+            trace: TraceParams::default(),
         }
     }
 }

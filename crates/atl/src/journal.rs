@@ -22,13 +22,15 @@
 //! reference already there, an update of a relationship that does not exist, a type already
 //! known) is not journaled.
 //!
-//! Reads that record an access ([`get`](Atl::get), [`touch`](Atl::touch),
-//! [`recall_associated_touching`](Atl::recall_associated_touching)) and the query counter of
-//! reads are *batched*: a read costs no I/O; its accesses are gathered and journaled as one
+//! Reads that count as use ([`get`](Atl::get), [`touch`](Atl::touch),
+//! [`recall_associated_touching`](Atl::recall_associated_touching): an access and a
+//! reinforcement of the concept's trace) and the query counter of reads are *batched*: a read costs no I/O; its accesses are gathered and journaled as one
 //! [`Op::Reads`] just before the next write, at [`sync`](Atl::sync), and when the layer is
 //! dropped (and every 4,096 accesses). So the journal replays them in their place among the
 //! writes, and a crash loses at most the access bookkeeping since the last write, never a
-//! write.
+//! write. A replayed use or confirmation reinforces under the layer's
+//! [`AtlConfig::trace`](crate::AtlConfig::trace): reopen with the same trace settings (the
+//! hub does), as with the eviction settings.
 //!
 //! ```
 //! use atl::{Atl, spec};
@@ -418,7 +420,7 @@ impl Atl {
     /// Records an access to the record at `slot` now; on a directory it joins the reads to
     /// journal.
     pub(crate) fn touch_slot(&mut self, slot: usize, at: Timestamp) {
-        self.state.records[slot].meta_mut().touch(at);
+        self.state.records[slot].use_at(at, &self.config.trace);
         if let Some(j) = &mut self.journal {
             j.touches.push((self.state.records[slot].id(), at));
             if j.touches.len() >= READS_BATCH
@@ -507,7 +509,7 @@ impl Atl {
             }
             Op::Reinforce { id, episode, at } => {
                 if let Some(slot) = self.state.slot(id) {
-                    self.state.records[slot].reinforce(episode, at);
+                    self.state.records[slot].reinforce(episode, at, &self.config.trace);
                     self.state.counters.reinforcements += 1;
                 }
                 Applied::Nothing
@@ -516,7 +518,7 @@ impl Atl {
             Op::Reads { touches, queries } => {
                 for (id, at) in touches {
                     if let Some(slot) = self.state.slot(id) {
-                        self.state.records[slot].meta_mut().touch(at);
+                        self.state.records[slot].use_at(at, &self.config.trace);
                     }
                 }
                 self.queries.fetch_add(queries, Ordering::Relaxed);
@@ -658,7 +660,7 @@ impl Atl {
         };
         let reinforced = episode.is_some();
         if reinforced {
-            c.reinforce(episode, at);
+            c.reinforce_with(episode, at, &self.config.trace);
             c.provenance = merge_provenance(c.provenance, provenance);
             self.state.counters.reinforcements += 1;
         }

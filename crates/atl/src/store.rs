@@ -578,7 +578,8 @@ impl Atl {
         }
     }
 
-    /// Records an access to concept `id` (as `get` does) and returns it.
+    /// Records a use of concept `id` (an access, and a reinforcement of its trace under
+    /// [`AtlConfig::trace`](crate::AtlConfig::trace)) and returns it.
     /// Errors: [`maxim_core::Error::NotFound`].
     ///
     /// On a directory the access is journaled with the next write (see [`crate::journal`]).
@@ -589,7 +590,8 @@ impl Atl {
         Ok(&self.state.records[slot])
     }
 
-    /// Records an access to each of `ids` that is held; returns how many. On a directory the
+    /// Records a use of each of `ids` that is held (as [`get`](Self::get) does); returns how
+    /// many. On a directory the
     /// accesses are journaled with the next write (see [`crate::journal`]).
     pub fn touch(&mut self, ids: &[RecordId]) -> usize {
         let now = self.clock.now();

@@ -387,7 +387,9 @@ impl State {
             Op::Touch { ids, at } => {
                 for id in ids {
                     if let Some(skill) = self.get_mut(id) {
+                        // A read that counts as use: an access and a reinforcement.
                         skill.meta.touch(at);
+                        let _ = skill.meta.trace.reinforce(at, trace);
                         self.refresh_id(id);
                     }
                 }

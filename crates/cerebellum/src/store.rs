@@ -727,7 +727,8 @@ impl Cerebellum {
         Ok(weight)
     }
 
-    /// The skill `id`, recording an access. Errors: an unknown id.
+    /// The skill `id`, recording a use: an access and a reinforcement of its trace under
+    /// the ranking's [`TraceParams`](maxim_core::trace::TraceParams). Errors: an unknown id.
     pub fn get(&mut self, id: RecordId) -> Result<&Skill> {
         let _s = tracing::debug_span!("cerebellum_get", %id).entered();
         if self.state.get(id).is_none() {
@@ -738,7 +739,8 @@ impl Cerebellum {
         self.state.get(id).ok_or_else(|| Error::not_found(id))
     }
 
-    /// Records an access to each of `ids` that is held; returns how many.
+    /// Records a use of each of `ids` that is held (as [`get`](Self::get) does); returns how
+    /// many.
     pub fn touch(&mut self, ids: &[RecordId]) -> usize {
         let _s = tracing::debug_span!("cerebellum_touch", n_ids = ids.len()).entered();
         let held: Vec<RecordId> = ids.iter().copied().filter(|&id| self.state.get(id).is_some()).collect();

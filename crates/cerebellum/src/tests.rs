@@ -464,3 +464,25 @@ fn a_success_retires_when_the_window_still_holds_too_many_failures() {
         RetireReason::LowSuccessRate { window: 5, .. }
     ));
 }
+
+#[test]
+fn reads_that_count_as_use_reinforce_the_trace_and_plain_reads_do_not() {
+    let (clock, mut cb) = store();
+    let id = distil_new(&mut cb, &reads());
+    let count = |cb: &Cerebellum| cb.skill(id).unwrap().meta.trace.reinforcement_count();
+    let base = count(&cb);
+    clock.advance(days(10));
+    let _ = cb.skill(id);
+    let _ = cb.candidates(&task(), 5).unwrap();
+    assert_eq!(count(&cb), base, "plain reads record nothing");
+    let params = cb.config().rank.trace;
+    let now = clock.now();
+    let before = cb.skill(id).unwrap().meta.trace.strength_at(now, &params);
+    cb.get(id).unwrap();
+    assert_eq!(count(&cb), base + 1);
+    let after = cb.skill(id).unwrap().meta.trace.strength_at(now, &params);
+    assert!(after >= before + 0.1 - 1e-12 && after < before + 0.105, "{before} -> {after}");
+    assert_eq!(cb.touch(&[id, RecordId::from_u128(77)]), 1);
+    assert_eq!(count(&cb), base + 2);
+    assert_eq!(cb.skill(id).unwrap().meta.trace.last_reinforced(), now);
+}

@@ -205,6 +205,8 @@ impl Hippocampus {
         let at = episode.timestamp.unwrap_or(now);
         let mut meta = RecordMeta::new(RecordId::default(), now, source, trust, TraceKind::Episodic)?;
         meta.timestamp = at;
+        // lex-memory's encoding: a trace made in the imprint window starts with one reinforcement.
+        meta.trace = maxim_core::trace::TraceState::encoded(TraceKind::Episodic, now, &self.config.trace);
         if let Some(p) = episode.partition {
             meta.partition = p;
         }

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use maxim_core::embed::Embedder;
 use maxim_core::graph::ActivationParams;
 use maxim_core::journal::SyncPolicy;
+use maxim_core::trace::TraceParams;
 use maxim_core::{IdGenerator, SharedClock, Source, SystemClock, check_non_negative, check_unit, days};
 
 use crate::index::IndexedKeys;
@@ -94,6 +95,14 @@ pub struct HippocampusConfig {
     pub default_source: Source,
     /// Their trust, unless the capture says otherwise (default: the source's default trust).
     pub default_trust: Option<f64>,
+    /// How the episodes' traces decay and reinforce: the tick and the agent's imprint window
+    /// (default [`TraceParams::default`]: 60-second ticks, no imprint window). Reads that
+    /// count as use (`get`, `touch`, `recall_touching`) reinforce with it.
+    pub trace: TraceParams,
+    /// Sleep also follows each trace's storage tier (default on; see [`crate::sleep`]): a hot
+    /// trace is never removed, a cold one is compressed when the strategy allows it, and an
+    /// erased one of low retention score is removed. Off: the strategy's thresholds alone.
+    pub trace_tiers: bool,
 }
 
 impl Default for HippocampusConfig {
@@ -122,6 +131,8 @@ impl Default for HippocampusConfig {
                 .expect("the reference parameters are valid"),
             default_source: Source::Episodic,
             default_trust: None,
+            trace: TraceParams::default(),
+            trace_tiers: true,
         }
     }
 }

@@ -26,6 +26,7 @@
 
 use std::sync::{Arc, LazyLock};
 
+use maxim_core::trace::TraceParams;
 use maxim_core::value::{Map, Value};
 use maxim_core::{
     MemoryRecord, RecordId, RecordMeta, Source, Timestamp, TraceKind, check_finite, check_unit,
@@ -522,6 +523,16 @@ impl Episode {
             Self::Full(m) => &mut m.meta,
             Self::Compressed(c) => &mut c.meta,
         }
+    }
+
+    /// A read that counts as use at `now`: an access ([`RecordMeta::touch`]) and a
+    /// reinforcement of the trace with `params` (0.1, or 0.3 in the imprint window). Never
+    /// allocates.
+    pub(crate) fn use_at(&mut self, now: Timestamp, params: &TraceParams) {
+        let meta = self.meta_mut();
+        meta.touch(now);
+        // Episodic traces are never firmware: the reinforcement cannot be refused.
+        let _ = meta.trace.reinforce(now, params);
     }
 
     /// The record's id.

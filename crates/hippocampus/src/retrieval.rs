@@ -269,7 +269,8 @@ impl Hippocampus {
         found
     }
 
-    /// [`recall`](Self::recall), then records an access to every episode returned and, when
+    /// [`recall`](Self::recall), then records a use of every episode returned (an access and
+    /// a reinforcement of its trace, as [`get`](Self::get) does) and, when
     /// the filter has a query, scores use-based promotion pressure on those that are not
     /// long-term (§3.8): the reference's `recall`.
     pub fn recall_touching(&mut self, filter: &RecallFilter, limit: usize) -> Vec<&Episode> {
@@ -277,9 +278,10 @@ impl Hippocampus {
         self.queries.fetch_add(1, Ordering::Relaxed);
         let slots = self.select(filter, limit);
         let now = self.clock.now();
+        let params = self.config.trace;
         for &s in &slots {
             if let Some(rec) = self.slots.get_mut(s) {
-                rec.meta_mut().touch(now);
+                rec.use_at(now, &params);
             }
         }
         if let Some(query) = filter.query.as_deref() {

@@ -21,6 +21,22 @@
 //!   the rest are removed below 0.3, otherwise compressed, and removed when already
 //!   compressed.
 //!
+//! **Trace tiers** ([`HippocampusConfig::trace_tiers`](crate::HippocampusConfig::trace_tiers),
+//! on by default) add a guard from each episode's memory trace, read at the sleep's `now`
+//! (decay is a function of time: sleep evaluates every trace's strength and tier, after
+//! `spec/lex-memory.md` §5.5, with the configured [`TraceParams`](maxim_core::trace::TraceParams)).
+//! The strategy's thresholds stay the default; the tier only changes a verdict:
+//! - **hot** (reinforced or used within 24 hours): never removed; what the strategy would
+//!   remove is compressed when the strategy allows it, else kept;
+//! - **warm** (within 90 days): the strategy's verdict;
+//! - **cold** (longer): an episode the strategy would keep full is compressed when the
+//!   strategy allows it;
+//! - **erased** (strength at most 0.01, [`PRUNE_THRESHOLD`](maxim_core::trace::PRUNE_THRESHOLD)):
+//!   removed when its retention score is below the compression threshold (low importance).
+//!
+//! Uses (`get`, `touch`, `recall_touching`) reinforce the trace, so an episode in use stays
+//! hot and strong.
+//!
 //! With the default access-based strategy an unaccessed, little-connected episode that is
 //! not long-term goes after about seven days without access; successful user interactions
 //! and episodes accessed ten times never go.
@@ -45,6 +61,7 @@
 //! ```
 
 use maxim_core::graph::EdgeKind;
+use maxim_core::trace::StorageTier;
 use maxim_core::{ConsolidationReport, RecordId, Timestamp};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -385,6 +402,7 @@ impl Hippocampus {
         let retention = self.config.retention_threshold;
         let compression = self.config.compression_threshold;
         let boost = self.config.long_term_retention_boost;
+        let (tiers, params) = (self.config.trace_tiers, self.config.trace);
         let mut judged: Vec<Judged> = Vec::with_capacity(self.len());
         for (s, rec) in self.slots.records.iter().enumerate() {
             let Some(rec) = rec else { continue };
@@ -395,6 +413,7 @@ impl Hippocampus {
                 cluster: context.cluster_of(rec.id()),
                 compressed,
                 compressible: !compressed && strategy.should_compress(rec, now),
+                tier: tiers.then(|| rec.meta().trace.tier(now, &params)),
             });
         }
         let mut members: rustc_hash::FxHashMap<u64, Vec<usize>> = rustc_hash::FxHashMap::default();
@@ -438,8 +457,18 @@ impl Hippocampus {
                 Verdict::Keep
             }
         };
-        let verdicts =
-            judged.iter().zip(verdicts).map(|(j, v)| (j.slot, v.unwrap_or_else(|| alone(j)))).collect();
+        let verdicts = judged
+            .iter()
+            .zip(verdicts)
+            .map(|(j, v)| {
+                let v = v.unwrap_or_else(|| alone(j));
+                let v = match j.tier {
+                    Some(tier) => tier_verdict(v, tier, j.score < compression, || j.compressible),
+                    None => v,
+                };
+                (j.slot, v)
+            })
+            .collect();
         (verdicts, clusters, thinned)
     }
 
@@ -455,6 +484,7 @@ impl Hippocampus {
         let retention = self.config.retention_threshold;
         let compression = self.config.compression_threshold;
         let boost = self.config.long_term_retention_boost;
+        let (tiers, params) = (self.config.trace_tiers, self.config.trace);
         let parallel = self.len() >= PARALLEL_SLEEP_MIN && rayon::current_num_threads() > 1;
         let (graph, slots) = (&self.graph, &mut self.slots);
         let ids = &slots.ids;
@@ -466,17 +496,21 @@ impl Hippocampus {
                 Episode::Compressed(c) => c.edge_count as usize,
             };
             let score = retention_score(strategy, rec, degree, now, boost);
-            let verdict = if score < retention {
+            let may_compress = || !rec.is_compressed() && strategy.should_compress(rec, now);
+            let mut verdict = if score < retention {
                 Verdict::Remove
-            } else if score < compression
-                && !rec.is_compressed()
-                && strategy.should_compress(rec, now)
-                && compress_in_place(slot, degree)
-            {
+            } else if score < compression && may_compress() {
                 Verdict::Compress
             } else {
                 Verdict::Keep
             };
+            if tiers {
+                let tier = rec.meta().trace.tier(now, &params);
+                verdict = tier_verdict(verdict, tier, score < compression, may_compress);
+            }
+            if verdict == Verdict::Compress && !compress_in_place(slot, degree) {
+                verdict = Verdict::Keep;
+            }
             Some((s as Slot, verdict))
         };
         if parallel {
@@ -495,6 +529,33 @@ struct Judged {
     compressed: bool,
     /// Full, and compressible by the strategy's rule.
     compressible: bool,
+    /// Its trace's storage tier, when sleep follows tiers.
+    tier: Option<StorageTier>,
+}
+
+/// What a trace's storage tier makes of the strategy's `verdict` (see the [module
+/// docs](self)): a hot trace is never removed (compressed instead when `may_compress`, else
+/// kept); a cold one that would be kept is compressed when `may_compress`; an erased one of
+/// `low_importance` (a retention score below the compression threshold) is removed. A warm
+/// trace leaves the verdict as it is.
+fn tier_verdict(
+    verdict: Verdict,
+    tier: StorageTier,
+    low_importance: bool,
+    may_compress: impl FnOnce() -> bool,
+) -> Verdict {
+    match (tier, verdict) {
+        (StorageTier::Hot, Verdict::Remove) => {
+            if may_compress() {
+                Verdict::Compress
+            } else {
+                Verdict::Keep
+            }
+        }
+        (StorageTier::Cold, Verdict::Keep) if may_compress() => Verdict::Compress,
+        (StorageTier::Erased, Verdict::Keep | Verdict::Compress) if low_importance => Verdict::Remove,
+        _ => verdict,
+    }
 }
 
 /// `strategy`'s score of `rec`, times `boost` (capped at 1) for a long-term record.
@@ -523,6 +584,26 @@ fn compress_in_place(slot: &mut Option<Episode>, edge_count: usize) -> bool {
 mod tests {
     use super::*;
     use crate::episode::EpisodicMemory;
+
+    #[test]
+    fn tiers_guard_the_strategys_verdicts() {
+        use StorageTier::{Cold, Erased, Hot, Warm};
+        use Verdict::{Compress, Keep, Remove};
+        let yes = || true;
+        let no = || false;
+        assert_eq!(tier_verdict(Remove, Hot, true, yes), Compress);
+        assert_eq!(tier_verdict(Remove, Hot, true, no), Keep);
+        assert_eq!(tier_verdict(Keep, Hot, false, yes), Keep);
+        for v in [Keep, Compress, Remove] {
+            assert_eq!(tier_verdict(v, Warm, true, yes), v, "warm leaves {v:?}");
+        }
+        assert_eq!(tier_verdict(Keep, Cold, false, yes), Compress);
+        assert_eq!(tier_verdict(Keep, Cold, false, no), Keep);
+        assert_eq!(tier_verdict(Remove, Cold, true, yes), Remove);
+        assert_eq!(tier_verdict(Keep, Erased, true, no), Remove);
+        assert_eq!(tier_verdict(Compress, Erased, true, no), Remove);
+        assert_eq!(tier_verdict(Keep, Erased, false, no), Keep, "an important record stays");
+    }
 
     #[test]
     fn into_compressed_agrees_with_from_episodic() {

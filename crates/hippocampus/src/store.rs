@@ -381,23 +381,27 @@ impl Hippocampus {
         self.slots.slot_of(id).and_then(|s| self.slots.get(s))
     }
 
-    /// The record `id`, recording an access (`accessed_at = now`, `access_count + 1`).
+    /// The record `id`, recording a use: an access (`accessed_at = now`, `access_count + 1`)
+    /// and a reinforcement of its trace with [`HippocampusConfig::trace`](crate::HippocampusConfig::trace).
     /// [`maxim_core::Error::NotFound`] when there is none.
     pub fn get(&mut self, id: RecordId) -> Result<&Episode> {
         let s = self.slots.slot_of(id).ok_or(maxim_core::Error::NotFound { id })?;
         let now = self.clock.now();
+        let params = self.config.trace;
         let rec = self.slots.get_mut(s).ok_or(maxim_core::Error::NotFound { id })?;
-        rec.meta_mut().touch(now);
+        rec.use_at(now, &params);
         Ok(rec)
     }
 
-    /// Records an access to each of `ids` that is held; returns how many.
+    /// Records a use of each of `ids` that is held (as [`get`](Self::get) does); returns
+    /// how many.
     pub fn touch(&mut self, ids: &[RecordId]) -> usize {
         let now = self.clock.now();
+        let params = self.config.trace;
         let mut n = 0;
         for &id in ids {
             if let Some(rec) = self.slots.slot_of(id).and_then(|s| self.slots.get_mut(s)) {
-                rec.meta_mut().touch(now);
+                rec.use_at(now, &params);
                 n += 1;
             }
         }

@@ -8,8 +8,14 @@
 //! numbers, for a caller that builds full entries for the winners only) scores them,
 //!
 //! ```text
-//! relevance = (0.6 × activation + 0.4 × confidence) × trust
+//! relevance = (0.6 × activation + 0.4 × confidence) × trust × memory
 //! ```
+//!
+//! where `memory` is the record's memory factor beyond trust (1 unless the caller sets it):
+//! the hub sets `0.5^(days since last use / 30) × (1 + 0.1 × uses) × (1 + trace_score)`, so
+//! that the relevance is `maxim_core::rank`'s documented combination
+//! `relevance × memory_score × (1 + trace_score)` with `0.6 × activation + 0.4 × confidence`
+//! as the relevance ([`KnowledgeEntry::with_memory`]).
 //!
 //! sorts them by relevance (ties by id, so the order never depends on the input order) and
 //! keeps the first `limit` (default [`DEFAULT_LIMIT`], 8). An entry whose trust is below the
@@ -145,7 +151,11 @@ pub struct KnowledgeEntry {
     /// Its activation from the query or the seeds, finite and not negative (0 when it was
     /// not reached by activation).
     pub activation: f64,
-    /// `(0.6 × activation + 0.4 × confidence) × trust`, set by [`rank`].
+    /// The record's memory factor beyond trust, finite and not negative (default 1): how
+    /// recently and often it was used and how strong its trace is now
+    /// ([`with_memory`](Self::with_memory)).
+    pub memory: f64,
+    /// `(0.6 × activation + 0.4 × confidence) × trust × memory`, set by [`rank`].
     pub relevance: f64,
     /// True when its trust is below the floor of the [`rank`] that listed it.
     pub below_trust_floor: bool,
@@ -172,6 +182,7 @@ impl KnowledgeEntry {
             provenance: String::new(),
             relationships: Vec::new(),
             activation: 0.0,
+            memory: 1.0,
             relevance: 0.0,
             below_trust_floor: false,
         }
@@ -201,13 +212,56 @@ impl KnowledgeEntry {
         self
     }
 
+    /// The same entry with the memory factor `memory` (see [`memory`](Self::memory)).
+    pub fn with_memory(mut self, memory: f64) -> Self {
+        self.memory = memory;
+        self
+    }
+
+    /// The memory factor of a record whose metadata is `meta`, at `now`, under `cfg`: its
+    /// [`memory_score`](maxim_core::rank::memory_score) without trust (the 30-day recency
+    /// of its last use and its use bonus) times `1 + trace_score` (lex-memory's composite
+    /// of its trace's strength, recency and emotion). With it, the entry's relevance is
+    /// [`final_score`](maxim_core::rank::final_score) with `0.6 × activation + 0.4 ×
+    /// confidence` as the relevance (clamped to `[0, 1]` there, not here).
+    ///
+    /// ```
+    /// use maxim::context::KnowledgeEntry;
+    /// use maxim::maxim_core::rank::{RankConfig, final_score};
+    /// use maxim::maxim_core::{LayerKind, RecordId, RecordMeta, Source, Timestamp, TraceKind, days};
+    /// let t0 = Timestamp::from_secs(1_700_000_000);
+    /// let meta = RecordMeta::new(RecordId::from_u128(1), t0, Source::ToolResult, 0.8, TraceKind::Semantic)?;
+    /// let (now, cfg) = (t0 + days(3), RankConfig::default());
+    /// let e = KnowledgeEntry::new(meta.id, LayerKind::Atl, "mug", 0.5, meta.trust)
+    ///     .with_activation(0.5)
+    ///     .with_memory(KnowledgeEntry::memory_of(&meta, now, &cfg));
+    /// let expected = final_score(0.6 * 0.5 + 0.4 * 0.5, &meta, now, false, &cfg)?;
+    /// assert!((e.score() - expected).abs() < 1e-12);
+    /// # Ok::<(), maxim::maxim_core::Error>(())
+    /// ```
+    pub fn memory_of(
+        meta: &maxim_core::RecordMeta,
+        now: maxim_core::Timestamp,
+        cfg: &maxim_core::rank::RankConfig,
+    ) -> f64 {
+        let uses = meta.access_count.saturating_sub(1);
+        let recency = maxim_core::rank::seed_score(
+            1.0,
+            now.days_since(meta.accessed_at),
+            uses,
+            cfg.half_life_days,
+            cfg.use_bonus,
+        );
+        recency * (1.0 + maxim_core::rank::trace_score(meta, now, false, &cfg.trace))
+    }
+
     /// The same entry with one more relationship.
     pub fn with_relationship(mut self, relation: ContextRelation) -> Self {
         self.relationships.push(relation);
         self
     }
 
-    /// `(0.6 × activation + 0.4 × confidence) × trust`.
+    /// `(0.6 × activation + 0.4 × confidence) × trust × memory`.
     ///
     /// ```
     /// use maxim::context::KnowledgeEntry;
@@ -217,15 +271,17 @@ impl KnowledgeEntry {
     /// assert!((e.score() - 0.8).abs() < 1e-12);
     /// ```
     pub fn score(&self) -> f64 {
-        (ACTIVATION_WEIGHT * self.activation + CONFIDENCE_WEIGHT * self.confidence) * self.trust.get()
+        Candidate::of(self).relevance()
     }
 
-    /// Checks the numbers: confidence in `[0, 1]`, activation finite and not negative,
-    /// relationship weights finite.
+    /// Checks the numbers: confidence in `[0, 1]`, activation and memory factor finite and
+    /// not negative, relationship weights finite.
     pub fn validate(&self) -> Result<()> {
         check_unit("confidence", self.confidence)?;
         check_finite("activation", self.activation)?;
         check_non_negative("activation", self.activation)?;
+        check_finite("memory", self.memory)?;
+        check_non_negative("memory", self.memory)?;
         for r in &self.relationships {
             check_finite("relationship weight", r.weight)?;
         }
@@ -348,17 +404,28 @@ pub struct Candidate {
     pub confidence: f64,
     /// Its trust.
     pub trust: Trust,
+    /// Its memory factor beyond trust (finite, not negative; 1 for none): see
+    /// [`KnowledgeEntry::memory`].
+    pub memory: f64,
 }
 
 impl Candidate {
     /// The numbers of `entry`.
     pub fn of(entry: &KnowledgeEntry) -> Self {
-        Self { id: entry.id, activation: entry.activation, confidence: entry.confidence, trust: entry.trust }
+        Self {
+            id: entry.id,
+            activation: entry.activation,
+            confidence: entry.confidence,
+            trust: entry.trust,
+            memory: entry.memory,
+        }
     }
 
-    /// `(0.6 × activation + 0.4 × confidence) × trust`.
+    /// `(0.6 × activation + 0.4 × confidence) × trust × memory`.
     pub fn relevance(&self) -> f64 {
-        (ACTIVATION_WEIGHT * self.activation + CONFIDENCE_WEIGHT * self.confidence) * self.trust.get()
+        (ACTIVATION_WEIGHT * self.activation + CONFIDENCE_WEIGHT * self.confidence)
+            * self.trust.get()
+            * self.memory
     }
 }
 
@@ -378,7 +445,7 @@ pub struct Selection {
 /// ```
 /// use maxim::context::{Candidate, RankOptions, select};
 /// use maxim::maxim_core::{RecordId, Trust};
-/// let c = |id: u128, confidence: f64| Candidate { id: RecordId::from_u128(id), activation: 0.0, confidence, trust: Trust::FULL };
+/// let c = |id: u128, confidence: f64| Candidate { id: RecordId::from_u128(id), activation: 0.0, confidence, trust: Trust::FULL, memory: 1.0 };
 /// let chosen = select(&[c(1, 0.2), c(2, 0.9), c(3, 0.5)], &RankOptions { limit: 2, ..RankOptions::default() })?;
 /// assert_eq!(chosen.entries, [1, 2]);
 /// # Ok::<(), maxim::maxim_core::Error>(())
@@ -389,6 +456,8 @@ pub fn select(candidates: &[Candidate], options: &RankOptions) -> Result<Selecti
         check_unit("confidence", c.confidence)?;
         check_finite("activation", c.activation)?;
         check_non_negative("activation", c.activation)?;
+        check_finite("memory", c.memory)?;
+        check_non_negative("memory", c.memory)?;
     }
     let low_limit = match options.low_trust {
         LowTrust::Exclude => 0,
@@ -759,6 +828,31 @@ mod tests {
         let e = entry(1, 0.5, 1.0, 0.0).with_relationship(ContextRelation::new("IS_A", "x", f64::NAN));
         assert!(rank([e], 8, 0.5).is_err());
         assert!(rank([], 0, 0.5).unwrap().is_empty());
+        for memory in [f64::NAN, -0.5, f64::INFINITY] {
+            let e = entry(1, 0.5, 1.0, 0.0).with_memory(memory);
+            assert!(matches!(rank([e], 8, 0.5), Err(Error::OutOfRange { field: "memory", .. })), "{memory}");
+        }
+    }
+
+    #[test]
+    fn the_memory_factor_orders_otherwise_equal_entries() {
+        // Same activation, confidence and trust: the record in use (a higher memory factor)
+        // goes first, though its id is the larger; a faded one (factor 0) still ranks.
+        let ranked = rank(
+            [
+                entry(1, 0.5, 0.9, 0.4),
+                entry(2, 0.5, 0.9, 0.4).with_memory(1.8),
+                entry(3, 0.5, 0.9, 0.4).with_memory(0.0),
+            ],
+            8,
+            0.5,
+        )
+        .unwrap();
+        let ids: Vec<u128> = ranked.entries.iter().map(|e| e.id.as_u128()).collect();
+        assert_eq!(ids, [2, 1, 3]);
+        let base = (0.6 * 0.4 + 0.4 * 0.5) * 0.9;
+        assert!((ranked.entries[0].relevance - base * 1.8).abs() < 1e-12);
+        assert_eq!(ranked.entries[2].relevance, 0.0);
     }
 
     #[test]

@@ -607,3 +607,187 @@ fn concurrent_repeats_give_one_episode() {
     assert_eq!(lost, 1);
     assert_eq!(got.len(), 1 + 4 * 50);
 }
+
+// ---------------------------------------------------------------------------------------
+// The hub's own error layer: queued by the layer, drained by the hub at its boundaries.
+
+mod hub_errors {
+    use std::time::Duration;
+
+    use maxim::error_traces::{ErrorTracesConfig, PROGRAM_LOG_SOURCE};
+    use maxim::hippocampus::NewEpisode;
+    use maxim::hub::{MemoryHub, RecallOptions};
+    use maxim::maxim_core::{LayerKind, ManualClock, RecordId, Source, Timestamp};
+    use tracing_subscriber::layer::SubscriberExt;
+
+    fn hub(clock: &ManualClock, trust: f64) -> MemoryHub {
+        let config = ErrorTracesConfig { trust, ..ErrorTracesConfig::default() };
+        MemoryHub::builder().clock(clock.shared()).id_seed(9).error_traces(config).build().unwrap()
+    }
+
+    fn episodes_found(hub: &MemoryHub, query: &str) -> Vec<RecordId> {
+        // Lexical evidence only: the neighbours of a hit would come back too.
+        let options = RecallOptions::lexical_only().layers(&[LayerKind::Hippocampus]);
+        hub.recall(query, &options).unwrap().into_iter().map(|h| h.record.id).collect()
+    }
+
+    #[test]
+    fn the_hub_remembers_its_own_errors_debounced_through_recall() {
+        let clock = ManualClock::new(Timestamp::from_secs(super::T0));
+        let mut hub = hub(&clock, 0.4);
+        hub.on_session_start();
+        let subscriber = tracing_subscriber::registry().with(hub.error_traces().unwrap());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::error!("[planner] no route to the kitchen");
+            tracing::error!("[planner] no route to the kitchen"); // within 60 s: debounced
+            tracing::warn!("[planner] slow plan"); // warnings are not asked for
+            tracing::error!(joint = 3, "[gripper] torque limit exceeded");
+            clock.advance(Duration::from_secs(59));
+            tracing::error!("[planner] no route to the kitchen"); // still debounced
+            clock.advance(Duration::from_secs(2));
+            tracing::error!("[planner] no route to the kitchen"); // 61 s after the first
+        });
+        assert_eq!(hub.error_queue().pending(), 3, "queued, not yet in memory");
+        assert_eq!(hub.hippocampus().len(), 0);
+        let report = hub.on_session_end();
+        assert!(report.failures.is_empty(), "{:?}", report.failures);
+        assert_eq!(hub.error_queue().pending(), 0);
+        assert_eq!(hub.hippocampus().len(), 3);
+        let route = episodes_found(&hub, "route kitchen");
+        assert_eq!(route.len(), 2, "one episode per debounce window");
+        let torque = episodes_found(&hub, "torque limit");
+        assert_eq!(torque.len(), 1);
+        let e = hub.hippocampus().peek(torque[0]).unwrap();
+        assert_eq!(e.meta().source, Source::Other(PROGRAM_LOG_SOURCE.into()));
+        assert_eq!(e.meta().trust.get(), 0.4, "the configured trust");
+        assert_eq!(e.success(), Some(false));
+        assert_eq!(e.meta().partition, *hub.partition());
+    }
+
+    #[test]
+    fn a_capture_drains_the_errors_first_and_a_bad_trust_is_refused() {
+        let clock = ManualClock::new(Timestamp::from_secs(super::T0));
+        let mut hub = hub(&clock, 0.6);
+        let subscriber = tracing_subscriber::registry().with(hub.error_traces().unwrap());
+        tracing::subscriber::with_default(subscriber, || tracing::error!("[db] connection reset"));
+        clock.advance(Duration::from_secs(1));
+        let mut e = NewEpisode::default();
+        e.perception.detected_objects = vec!["mug".into()];
+        let mug = hub.capture(e).unwrap();
+        assert_eq!(hub.hippocampus().len(), 2);
+        let reset = episodes_found(&hub, "connection reset");
+        assert_eq!(reset.len(), 1);
+        let (a, b) = (hub.hippocampus().peek(reset[0]).unwrap(), hub.hippocampus().peek(mug).unwrap());
+        assert_eq!(a.meta().timestamp, Timestamp::from_secs(super::T0), "when it was logged");
+        assert_eq!(a.meta().created_at, b.meta().created_at, "stored by the capture's drain");
+        let bad = ErrorTracesConfig { trust: f64::NAN, ..ErrorTracesConfig::default() };
+        assert!(MemoryHub::builder().clock(clock.shared()).error_traces(bad).build().is_err());
+    }
+
+    /// Errors logged from several threads while others capture, and one logged while the
+    /// shared hub's lock is held: nothing blocks, nothing is lost. Every thread is joined
+    /// before anything is unwrapped.
+    #[test]
+    fn errors_logged_under_the_hubs_lock_never_deadlock() {
+        let clock = ManualClock::new(Timestamp::from_secs(super::T0));
+        let shared = hub(&clock, 0.6).into_shared();
+        let loggers: Vec<_> = (0..2)
+            .map(|t| {
+                let shared = shared.clone();
+                let layer = shared.lock().error_traces().unwrap(); // each its own debounce
+                std::thread::spawn(move || {
+                    let subscriber = tracing_subscriber::registry().with(layer);
+                    tracing::subscriber::with_default(subscriber, || {
+                        for i in 0..20 {
+                            tracing::error!("[worker {t}] job {i} failed");
+                            if i % 5 == 0 {
+                                let _hub = shared.lock(); // logging while the hub is locked
+                                tracing::error!("[worker {t}] job {i} failed under the lock");
+                            }
+                        }
+                    });
+                })
+            })
+            .collect();
+        let capturer = {
+            let shared = shared.clone();
+            std::thread::spawn(move || {
+                for _ in 0..20 {
+                    let mut e = NewEpisode::default();
+                    e.perception.detected_objects = vec!["mug".into()];
+                    shared.capture(e).map(|_| ())?;
+                }
+                Ok::<(), maxim::hub::Error>(())
+            })
+        };
+        let results: Vec<_> = loggers.into_iter().map(std::thread::JoinHandle::join).collect();
+        let captured = capturer.join();
+        for r in results {
+            r.expect("a logger panicked");
+        }
+        captured.expect("the capturer panicked").expect("a capture failed");
+        let mut hub = shared.lock();
+        hub.drain_error_traces();
+        assert_eq!(hub.error_queue().dropped(), 0);
+        assert_eq!(hub.hippocampus().len(), 20 + 2 * 20 + 2 * 4);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Traces through the hub: a record the agent used ranks first while its trace is hot.
+
+mod hub_traces {
+    use std::time::Duration;
+
+    use maxim::hippocampus::NewEpisode;
+    use maxim::hub::{MemoryHub, RecallOptions};
+    use maxim::maxim_core::{LayerKind, ManualClock, MemoryRecord, RecordId, Timestamp, days};
+
+    fn twin(hub: &mut MemoryHub) -> RecordId {
+        let mut e = NewEpisode::default();
+        e.perception.transcript = Some("the blue kettle is on the windowsill".into());
+        hub.capture(e).unwrap()
+    }
+
+    #[test]
+    fn a_used_episode_ranks_first_among_equals_and_the_boost_fades() {
+        let clock = ManualClock::new(Timestamp::from_secs(super::T0));
+        let mut hub = MemoryHub::builder().clock(clock.shared()).id_seed(4).build().unwrap();
+        let (a, b) = (twin(&mut hub), twin(&mut hub));
+        let options = RecallOptions::lexical_only().layers(&[LayerKind::Hippocampus]);
+        let order = |hub: &MemoryHub| -> Vec<RecordId> {
+            hub.recall("blue kettle", &options).unwrap().into_iter().map(|h| h.record.id).collect()
+        };
+        let before = order(&hub);
+        assert_eq!(before.len(), 2);
+        let unused_first = before[0];
+        let used = if unused_first == a { b } else { a };
+        clock.advance(Duration::from_secs(600));
+        assert_eq!(hub.mark_used(&[used, RecordId::from_u128(12_345)]), 1);
+        let trace = &hub.hippocampus().peek(used).unwrap().meta().trace;
+        assert_eq!(trace.reinforcement_count(), 1);
+        assert_eq!(order(&hub)[0], used, "the used twin goes first while its trace is hot");
+        // A month on, both traces are cold by the hour: the fused order is back.
+        clock.advance(days(30));
+        let hits = hub.recall("blue kettle", &options).unwrap();
+        let ratio = hits[0].score / hits[1].score;
+        assert!(ratio < 1.05, "the trace boost has faded: {ratio}");
+    }
+
+    #[test]
+    fn concepts_and_unknown_ids_through_mark_used() {
+        let clock = ManualClock::new(Timestamp::from_secs(super::T0));
+        let mut hub = MemoryHub::builder().clock(clock.shared()).id_seed(5).build().unwrap();
+        let mut e = NewEpisode::default();
+        e.perception.detected_objects = vec!["kettle".into()];
+        let captured = hub.capture_detailed(e).unwrap();
+        let concept = captured.concepts[0];
+        let count = |hub: &MemoryHub| hub.atl().record(concept).unwrap().meta().trace.reinforcement_count();
+        let before = count(&hub);
+        clock.advance(days(1));
+        assert_eq!(hub.mark_used(&[concept, concept]), 2);
+        assert_eq!(count(&hub), before + 2);
+        assert_eq!(hub.mark_used(&[]), 0);
+        assert_eq!(hub.mark_used(&[RecordId::from_u128(1)]), 0);
+    }
+}

@@ -279,3 +279,28 @@ fn a_full_store_refuses_records() {
     assert!(matches!(ag.insert(r.into()), Err(Error::Full { max: 10 })));
     assert_eq!(ag.len(), 10);
 }
+
+#[test]
+fn uses_reinforce_learned_traces_and_never_built_in_ones() {
+    let mut config = AngularGyrusConfig::default();
+    config.trace = maxim_core::trace::TraceParams::default().with_imprint_start(crate::common::T0);
+    let (clock, mut ag) = crate::common::layer_with(config.clone());
+    let r = ag.new_record("trend", MathCategory::Pattern, "metrics").unwrap();
+    let id = ag.insert(r.into()).unwrap();
+    clock.advance(days(3));
+    let now = crate::common::T0 + days(3);
+    let strength = |ag: &AngularGyrus| ag.record(id).unwrap().meta().trace.strength_at(now, &config.trace);
+    let before = strength(&ag);
+    ag.get(id).unwrap();
+    // Semantic traces start at their peak: +0.3 in the imprint window lifts it, exactly.
+    assert!((strength(&ag) - (before + 0.3)).abs() < 1e-12);
+    assert_eq!(ag.touch(&[id, built_in_id("pi")]), 2);
+    let trace = &ag.record(id).unwrap().meta().trace;
+    assert_eq!((trace.reinforcement_count(), trace.last_reinforced()), (2, now));
+    let pi = &ag.record(built_in_id("pi")).unwrap().meta().trace;
+    assert_eq!(pi.reinforcement_count(), 0, "firmware is never reinforced");
+    assert_eq!(ag.record(built_in_id("pi")).unwrap().meta().access_count, 2, "but the access counts");
+    // Plain reads record nothing.
+    let _ = ag.associated(&[id], 5);
+    assert_eq!(ag.record(id).unwrap().meta().trace.reinforcement_count(), 2);
+}

@@ -14,4 +14,5 @@ mod persistence;
 mod recall;
 mod relationships;
 mod spec_checklist;
+mod traces;
 mod workload;

@@ -13,4 +13,5 @@ mod persist;
 mod retrieval;
 mod sizes;
 mod sleep;
+mod traces;
 mod workload;

@@ -59,6 +59,7 @@ impl MemoryHub {
 
     /// [`capture`](Self::capture), returning what was derived from the episode.
     pub fn capture_detailed(&mut self, mut episode: NewEpisode) -> Result<Captured> {
+        self.drain_error_traces(); // the program's own errors first (`hub::errors`)
         let _s = tracing::debug_span!("hub_capture").entered();
         match &episode.partition {
             Some(p) if p != &self.partition => {

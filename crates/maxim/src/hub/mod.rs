@@ -24,7 +24,11 @@
 //!   step reported and none stopping the others;
 //! - **queries** across layers ([`MemoryHub::recall_with_knowledge`],
 //!   [`MemoryHub::knowledge_context`]) and the seed-004 rules as calls
-//!   ([`MemoryHub::forget`], [`MemoryHub::export`]).
+//!   ([`MemoryHub::forget`], [`MemoryHub::export`]);
+//! - **traces** ([`traces`]): [`MemoryHub::mark_used`] reinforces what the agent acted on,
+//!   and rankings multiply by `1 + trace_score`;
+//! - **its own errors** ([`errors`]): [`MemoryHub::error_traces`] is a `tracing` layer whose
+//!   ERROR events the hub drains into episodes at capture and session boundaries.
 //!
 //! Partitions never mix: each has its own stores, so no recall, context, export or
 //! activation of one can return a record of another.
@@ -32,12 +36,14 @@
 pub mod capture;
 pub mod claims;
 mod error;
+pub mod errors;
 pub mod forget;
 pub mod metrics;
 pub mod query;
 pub mod recall;
 pub mod session;
 pub mod shared;
+pub mod traces;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -58,6 +64,7 @@ use promoter::{PromoterConfig, SemanticPromoter};
 
 pub use capture::Captured;
 pub use error::{Error, Result};
+pub use errors::ErrorQueue;
 pub use forget::{Forget, ForgetReport};
 pub use metrics::MetricSeries;
 pub use query::{KnowledgeQuery, Traversal, TraversalStep, episode_line};
@@ -143,6 +150,7 @@ pub struct HubBuilder {
     cerebellum: CerebellumConfig,
     id_seed: Option<u64>,
     time_zone: crate::scn::TimeZone,
+    error_traces: crate::error_traces::ErrorTracesConfig,
 }
 
 impl std::fmt::Debug for HubBuilder {
@@ -175,6 +183,7 @@ impl Default for HubBuilder {
             cerebellum: CerebellumConfig::default(),
             id_seed: None,
             time_zone: crate::scn::TimeZone::UTC,
+            error_traces: errors::default_config(),
         }
     }
 }
@@ -270,6 +279,13 @@ impl HubBuilder {
         self
     }
 
+    /// The settings of the hub's error layers ([`MemoryHub::error_traces`]): warnings too or
+    /// not, the episodes' trust, the debounce window (the partition is always the hub's).
+    pub fn error_traces(&mut self, config: crate::error_traces::ErrorTracesConfig) -> &mut Self {
+        self.error_traces = config;
+        self
+    }
+
     /// Seeds the layers' id generators (deterministic ids for tests and demos).
     pub fn id_seed(&mut self, seed: u64) -> &mut Self {
         self.id_seed = Some(seed);
@@ -293,6 +309,7 @@ impl HubBuilder {
     fn make(&self, dir: Option<PathBuf>) -> Result<MemoryHub> {
         let _s = tracing::info_span!("hub_open", partition = self.partition.as_str()).entered();
         self.config.validate()?;
+        maxim_core::Trust::new(self.error_traces.trust)?;
         let lock = match &dir {
             Some(d) => Some(DirLock::acquire(d, "hub").map_err(|e| match e {
                 maxim_core::Error::Locked { .. } => Error::InUse { path: d.clone() },
@@ -412,6 +429,8 @@ impl HubBuilder {
             opened_at: Timestamp::EPOCH,
             tools_linked: std::collections::HashSet::new(),
             knowledge_index: maxim_core::lexical::LexicalIndex::new(),
+            errors: Arc::default(),
+            error_config: self.error_traces.clone(),
         };
         hub.opened_at = hub.clock.now();
         hub.wire_callbacks();
@@ -479,6 +498,10 @@ pub struct MemoryHub {
     /// BM25 over the knowledge records' names and definitions (concepts, mathematical
     /// records, skills), for `recall`.
     knowledge_index: maxim_core::lexical::LexicalIndex<LayerRecord>,
+    /// Error episodes queued by the hub's error layers, drained at its boundaries.
+    errors: Arc<ErrorQueue>,
+    /// The settings of the hub's error layers.
+    error_config: crate::error_traces::ErrorTracesConfig,
 }
 
 impl std::fmt::Debug for MemoryHub {

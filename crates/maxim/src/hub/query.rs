@@ -10,9 +10,12 @@
 //! trend PATTERN → PHASE_LOCKED_TO the rhythm) is read off it.
 //!
 //! [`MemoryHub::knowledge_context`] merges ATL concepts, angular-gyrus records and skills
-//! reached from the query into one list ranked by (0.6 activation + 0.4 confidence) × trust
-//! ([`crate::context`]); entries below the trust floor are listed apart, as information that
-//! never authorises anything. Reads here never write: no access is recorded.
+//! reached from the query into one list ranked by `maxim_core::rank`'s documented
+//! combination, `relevance × memory_score × (1 + trace_score)` with `0.6 activation + 0.4
+//! confidence` as the relevance: (0.6 activation + 0.4 confidence) × trust × the record's
+//! memory factor ([`KnowledgeEntry::memory_of`]; [`crate::context`]); entries below the
+//! trust floor are listed apart, as information that never authorises anything. Reads here
+//! never write: no access is recorded.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -302,13 +305,18 @@ impl MemoryHub {
     /// records no layer holds).
     fn knowledge_entry(&self, record: LayerRecord, activation: f64) -> Option<KnowledgeEntry> {
         let id = record.id;
+        let now = self.clock.now();
+        // The layer's own trace settings; the seed's memory score otherwise.
+        let rank = |trace| maxim_core::rank::RankConfig { trace, ..maxim_core::rank::RankConfig::default() };
         match record.layer {
             LayerKind::Hippocampus => None,
             LayerKind::Atl => {
                 let r = self.atl.record(id)?;
+                let memory = KnowledgeEntry::memory_of(r.meta(), now, &rank(self.atl.config().trace));
                 let mut e = KnowledgeEntry::new(id, LayerKind::Atl, r.name(), r.confidence(), r.meta().trust)
                     .with_category(r.category())
                     .with_activation(activation)
+                    .with_memory(memory)
                     .with_provenance(format!("{} ({:?})", r.meta().source, r.provenance()));
                 if let Some(c) = r.as_concept() {
                     e = e.with_definition(c.definition.clone());
@@ -332,11 +340,14 @@ impl MemoryHub {
                     return None;
                 }
                 let r = entry.as_full()?;
+                let memory =
+                    KnowledgeEntry::memory_of(&r.meta, now, &rank(self.angular_gyrus.config().trace));
                 let mut e =
                     KnowledgeEntry::new(id, LayerKind::AngularGyrus, &r.name, r.confidence, r.meta.trust)
                         .with_category(format!("math:{}", r.category.as_str()))
                         .with_definition(r.verbal.clone())
                         .with_activation(activation)
+                        .with_memory(memory)
                         .with_provenance(r.meta.source.to_string());
                 for (other, relation, weight) in
                     self.angular_gyrus.links_of(id).into_iter().take(context::MAX_RELATIONSHIPS)
@@ -360,6 +371,7 @@ impl MemoryHub {
                         .with_category(format!("skill:{}", s.status))
                         .with_definition(format!("steps: {}", steps.join(" → ")))
                         .with_activation(activation)
+                        .with_memory(KnowledgeEntry::memory_of(&s.meta, now, &self.skills.config().rank))
                         .with_provenance(s.meta.source.to_string());
                 Some(e)
             }

@@ -19,8 +19,12 @@
 //!
 //! The lists are fused by reciprocal rank (`Σ weight / (60 + rank)`, rank from 1), then each
 //! record's fused score is multiplied by its memory factor `(0.5 + 0.5 trust) × (0.8 + 0.2
-//! recency)` (recency halving every 30 days since last access): trust and recency reorder
-//! near-ties but never bury old, well-matched evidence. Every hit says why it was found.
+//! recency)` (recency halving every 30 days since last access) and by its trace factor
+//! `1 + trace_score` (`maxim_core::rank::trace_score`: the trace's strength now, times a
+//! recency halving every hour since its last reinforcement, times `1 + emotional
+//! intensity`, as in the documented combination): trust and recency reorder near-ties but
+//! never bury old, well-matched evidence, and what is in use this hour comes first among
+//! equals. Every hit says why it was found.
 
 use std::collections::HashMap;
 
@@ -268,7 +272,8 @@ impl MemoryHub {
                     return None;
                 }
                 let recency = 0.5f64.powf(now.days_since(meta.accessed_at).max(0.0) / 30.0);
-                let factor = (0.5 + 0.5 * meta.trust.get()) * (0.8 + 0.2 * recency);
+                let trace = maxim_core::rank::trace_score(meta, now, false, &self.trace_params(record.layer));
+                let factor = (0.5 + 0.5 * meta.trust.get()) * (0.8 + 0.2 * recency) * (1.0 + trace);
                 Some((record, f.score * factor, f))
             })
             .collect();
@@ -288,6 +293,16 @@ impl MemoryHub {
                 }
             })
             .collect())
+    }
+
+    /// The trace settings of `layer` (how its records' traces decay and reinforce).
+    pub(super) fn trace_params(&self, layer: LayerKind) -> maxim_core::trace::TraceParams {
+        match layer {
+            LayerKind::Hippocampus => self.hippocampus.config().trace,
+            LayerKind::Atl => self.atl.config().trace,
+            LayerKind::AngularGyrus => self.angular_gyrus.config().trace,
+            LayerKind::Cerebellum => self.skills.config().rank.trace,
+        }
     }
 
     /// The metadata of `record`, when its layer holds it.

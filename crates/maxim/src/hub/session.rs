@@ -108,6 +108,7 @@ pub struct SessionReport {
 impl MemoryHub {
     /// Opens a session (idempotent: a second call reports `already_active` and does nothing).
     pub fn on_session_start(&mut self) -> SessionStart {
+        self.drain_error_traces();
         let already_active = self.session.is_some();
         let started_at = *self.session.get_or_insert_with(|| self.clock.now());
         if !already_active {
@@ -132,6 +133,7 @@ impl MemoryHub {
     /// Ends the session: the consolidation cycle of the [module docs](self). Without an open
     /// session nothing happens (`was_active` is false).
     pub fn on_session_end(&mut self) -> SessionReport {
+        self.drain_error_traces(); // the session's errors are consolidated with it
         let Some(started) = self.session.take() else {
             tracing::warn!("session end without an open session");
             return SessionReport::default();
