@@ -31,6 +31,7 @@
 
 pub mod capture;
 pub mod claims;
+pub mod edit;
 mod error;
 pub mod forget;
 pub mod metrics;
