@@ -92,7 +92,9 @@ impl MemoryHub {
             }
         }
         if source == target {
-            return Err(atl::Error::SelfRelationship { id: source, relationship: relationship.to_owned() }.into());
+            return Err(
+                atl::Error::SelfRelationship { id: source, relationship: relationship.to_owned() }.into()
+            );
         }
         if !self.atl.registry().contains(relationship) {
             self.atl.propose_relationship_type(relationship, description, false)?;
@@ -128,7 +130,9 @@ impl MemoryHub {
         let added = self.atl.add_ref(concept, LayerKind::Hippocampus, episode)?;
         let from = LayerRecord::new(LayerKind::Hippocampus, episode);
         let to = LayerRecord::new(LayerKind::Atl, concept);
-        if let Err(e) = self.graph.add_edge(from, to, CrossEdgeKind::InstanceOf, crate::extract::INSTANCE_OF_WEIGHT) {
+        if let Err(e) =
+            self.graph.add_edge(from, to, CrossEdgeKind::InstanceOf, crate::extract::INSTANCE_OF_WEIGHT)
+        {
             if added {
                 let _ = self.atl.remove_ref(concept, LayerKind::Hippocampus, episode);
             }
