@@ -277,6 +277,18 @@ impl McpMemory {
                 self.config.max_argument_bytes
             )));
         }
+        // The scope first: a request naming another partition hears so, whatever else is
+        // wrong with it.
+        match arguments.get("partition") {
+            None | Some(Json::Null) => {}
+            Some(Json::String(p)) => self.check_partition(Some(p))?,
+            Some(other) => {
+                return Err(ToolError::InvalidParams(format!(
+                    "{name}: partition must be a string, not {}",
+                    json_kind(other)
+                )));
+            }
+        }
         let _s = tracing::debug_span!("mcp_call", tool = name).entered();
         match name {
             "create_entities" => self.create_entities(arguments),
