@@ -15,6 +15,7 @@
 //!   read back in their own name.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 
 use atl::Direction;
 use hippocampus::NewEpisode;
@@ -44,6 +45,7 @@ const SEARCH_LIMIT: usize = 50;
 const RELATION_WEIGHT: f64 = 0.8;
 
 /// An entity, as the reference server reads and writes it.
+#[allow(clippy::struct_field_names, reason = "the reference server's wire names")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct Entity {
@@ -57,6 +59,7 @@ pub(super) struct Entity {
 }
 
 /// A relation, as the reference server reads and writes it.
+#[allow(clippy::struct_field_names, reason = "the reference server's wire names")]
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct Relation {
@@ -171,7 +174,6 @@ pub(super) struct OpenNodes {
 /// other run of characters as one `_`; `R_` in front when it would not start with a letter;
 /// at most 64 bytes. `None` when nothing is left.
 pub(super) fn type_key(relation_type: &str) -> Option<String> {
-    use std::fmt::Write as _;
     let mut out = String::with_capacity(relation_type.len());
     let mut gap = false;
     for c in relation_type.trim().chars() {
@@ -324,7 +326,7 @@ impl McpMemory {
         let mut e = NewEpisode::default();
         e.perception.transcript = Some(text.to_owned());
         e.outcome.success = Some(true);
-        e.run_id = OBSERVATION_RUN.to_owned();
+        OBSERVATION_RUN.clone_into(&mut e.run_id);
         e.source = Some(self.config.source.clone());
         e.trust = Some(self.config.trust);
         e
@@ -336,12 +338,12 @@ impl McpMemory {
             let episode = hub.capture(self.observation_episode(text)).map_err(|e| failed(&e))?;
             hub.link_instance(episode, id).map_err(|e| failed(&e))?;
         }
-        self.refresh_definition(hub, id)
+        Self::refresh_definition(hub, id)
     }
 
     /// Sets the definition of concept `id` from its observations (a compressed concept keeps
     /// none and is left as it is).
-    fn refresh_definition(&self, hub: &mut MemoryHub, id: RecordId) -> Result<(), ToolError> {
+    fn refresh_definition(hub: &mut MemoryHub, id: RecordId) -> Result<(), ToolError> {
         if hub.atl().concept(id).is_none() {
             return Ok(());
         }
@@ -583,7 +585,7 @@ impl McpMemory {
         if !doomed.is_empty() {
             hub.forget(&Forget::Ids(doomed)).map_err(|e| failed(&e))?;
             for id in touched {
-                self.refresh_definition(&mut hub, id)?;
+                Self::refresh_definition(&mut hub, id)?;
             }
         }
         let mut message = if count == requested {
@@ -592,7 +594,7 @@ impl McpMemory {
             format!("Deleted {count} of {requested} observations.")
         };
         if !missing.is_empty() && count != requested {
-            message.push_str(&format!(" Entities not found: {}", missing.join(", ")));
+            let _ = write!(message, " Entities not found: {}", missing.join(", "));
         }
         Ok(ToolOutput { text: message.clone(), structured: json!({ "success": true, "message": message }) })
     }
@@ -658,11 +660,7 @@ impl McpMemory {
         let mut ids: Vec<RecordId> = Vec::new();
         for hit in hits {
             match hit.record.layer {
-                LayerKind::Atl => {
-                    if !ids.contains(&hit.record.id) {
-                        ids.push(hit.record.id);
-                    }
-                }
+                LayerKind::Atl if !ids.contains(&hit.record.id) => ids.push(hit.record.id),
                 LayerKind::Hippocampus => {
                     for e in hub.cross_graph().linked(
                         hit.record,

@@ -305,7 +305,7 @@ impl McpMemory {
             e.action.tool_name = tool.into();
         }
         e.outcome.success = a.success;
-        e.run_id = "mcp".to_owned();
+        "mcp".clone_into(&mut e.run_id);
         e.source = Some(self.config.source.clone());
         e.trust = Some(self.config.trust);
         let mut hub = self.hub.lock();
