@@ -1,6 +1,6 @@
 //! The memory as an MCP server: `maxim mcp` (feature `mcp`, on by default).
 //!
-//! [`McpMemory`] maps the tools onto a [`SharedHub`](crate::SharedHub) with no process and no
+//! [`McpMemory`] maps the tools onto a [`SharedHub`] with no process and no
 //! runtime, so every tool is unit-testable; [`serve_stdio`] puts it behind
 //! [rmcp](https://docs.rs/rmcp)'s stdio transport on a single-threaded tokio runtime.
 //!
