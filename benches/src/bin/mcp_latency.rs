@@ -118,7 +118,6 @@ fn run(args: Vec<String>) -> Result<(), BoxError> {
         }
         report(tool, records, &mut times);
     }
-    drop(exchange);
     drop(stdin);
     let status = child.wait()?;
     if !status.success() {
