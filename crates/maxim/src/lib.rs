@@ -31,6 +31,8 @@
 //! subscriber, arguments, progress bar and SVG chart); the program needs `hub` and `cli`.
 //! `error-traces` (on by default; it needs `hippocampus`) brings `maxim::error_traces`, a
 //! `tracing-subscriber` layer that remembers the host program's errors as episodes.
+//! `mcp` (on by default; it needs `hub`) brings [`mcp`], the memory as an MCP server
+//! (`maxim mcp`) on rmcp and a single-threaded tokio runtime.
 //! `maxim::extract` (concept extraction) needs `hippocampus` and `atl`; [`context`] (the
 //! fenced knowledge context) is always built. `demo` (the program's simulated house robot)
 //! needs `hippocampus` and `cerebellum`.
@@ -49,6 +51,8 @@ pub mod error_traces;
 pub mod extract;
 #[cfg(feature = "hub")]
 pub mod hub;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 
 pub use context::{Candidate, ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions};
 #[cfg(feature = "error-traces")]

@@ -132,6 +132,37 @@ enum Command {
     },
     /// List the crates of the workspace.
     Crates,
+    /// Serve the memory to an MCP client over standard input and output.
+    ///
+    /// The reference memory server's nine tools (create_entities, create_relations,
+    /// add_observations, delete_entities, delete_observations, delete_relations, read_graph,
+    /// search_nodes, open_nodes) with the same arguments, and maxim's own (remember, recall,
+    /// knowledge_context, forget, export, stats). Every write carries --source and --trust and
+    /// lands in --partition (default `default`); a request naming another partition is
+    /// refused. Serves until the client closes standard input, then ends the session
+    /// (consolidation, persistence, journal compaction). A directory another process holds
+    /// open is refused (exit 1).
+    #[cfg(feature = "mcp")]
+    #[command(after_help = EXIT_CODES)]
+    Mcp(McpArgs),
+}
+
+/// `maxim mcp`'s settings.
+#[cfg(feature = "mcp")]
+#[derive(Debug, Args)]
+struct McpArgs {
+    /// The source of everything the server writes (`mcp`, `user_stated`, `web:DOMAIN`, any name).
+    #[arg(long, default_value = maxim::mcp::DEFAULT_SOURCE)]
+    source: String,
+    /// The trust of everything the server writes, in [0, 1] (a user's own statement is 1).
+    #[arg(long, default_value_t = maxim::mcp::DEFAULT_TRUST)]
+    trust: f64,
+    /// Items (entities, relations, observations, episodes) written a second, sustained; 0: no limit.
+    #[arg(long, default_value_t = 200.0)]
+    writes_per_second: f64,
+    /// Items that may be written at once before the rate applies.
+    #[arg(long, default_value_t = 2000.0)]
+    write_burst: f64,
 }
 
 /// `--json`, for commands a script would read.
@@ -214,6 +245,17 @@ fn run(cli: Cli) -> Outcome {
         }
         Command::Inspect { files } => program::inspect(&files),
         Command::Lab { out, runs, seed } => program::lab(&out, runs, seed),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(args) => program::mcp::serve(
+            &data,
+            p,
+            &program::mcp::McpOptions {
+                source: args.source,
+                trust: args.trust,
+                writes_per_second: args.writes_per_second,
+                write_burst: args.write_burst,
+            },
+        ),
         Command::Crates => {
             program::print_crates();
             Ok(())

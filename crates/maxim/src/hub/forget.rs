@@ -25,6 +25,10 @@ pub enum Forget {
     /// skills, and its claims on concepts that stay; concepts formed from its episodes lose
     /// confidence in proportion.
     Source(Source),
+    /// Several records, each in whichever layer holds it, with one rewrite of the files
+    /// (every id must be held when the call starts; one removed by the cascade of an
+    /// earlier one is skipped).
+    Ids(Vec<RecordId>),
 }
 
 /// What a forget removed and changed.
@@ -58,13 +62,24 @@ impl ForgetReport {
 impl MemoryHub {
     /// Forgets `what` (see [`Forget`]) in every layer, cascading, and rewrites the files.
     ///
-    /// Errors: an id no layer holds ([`Error::UnknownRecord`]); nothing changes then.
+    /// Errors: an id no layer holds ([`Error::UnknownRecord`]; for [`Forget::Ids`], any of
+    /// them); nothing changes then.
     pub fn forget(&mut self, what: &Forget) -> Result<ForgetReport> {
         let _s = tracing::info_span!("hub_forget").entered();
         let mut report = ForgetReport::default();
         match what {
             Forget::Id(id) => self.forget_id(*id, &mut report)?,
             Forget::Source(source) => self.forget_source(source, &mut report),
+            Forget::Ids(ids) => {
+                if let Some(&id) = ids.iter().find(|&&id| self.layer_of(id).is_none()) {
+                    return Err(Error::UnknownRecord { id });
+                }
+                for &id in ids {
+                    if self.layer_of(id).is_some() {
+                        self.forget_id(id, &mut report)?;
+                    }
+                }
+            }
         }
         self.cascade_into(&mut report);
         if self.dir.is_some() {

@@ -35,6 +35,7 @@
 
 pub mod capture;
 pub mod claims;
+pub mod edit;
 mod error;
 pub mod errors;
 pub mod forget;

@@ -1,6 +1,8 @@
 //! The `maxim` program's parts that only the binary needs: the failure type with its exit
 //! codes, the commands that need no memory (`inspect`, `lab`, `crates`) and the picture.
 
+#[cfg(feature = "mcp")]
+pub(crate) mod mcp;
 pub(crate) mod memory;
 pub(crate) mod plot;
 
