@@ -416,10 +416,10 @@ impl MemoryHub {
                 Ok(Ok(true)) => out.compacted.push(name),
                 Ok(Ok(false)) => {}
                 Ok(Err(e)) => {
-                    out.failures.push(StepFailure { step: "persist", error: format!("{name}: {e}") })
+                    out.failures.push(StepFailure { step: "persist", error: format!("{name}: {e}") });
                 }
                 Err(_) => {
-                    out.failures.push(StepFailure { step: "persist", error: format!("{name}: panicked") })
+                    out.failures.push(StepFailure { step: "persist", error: format!("{name}: panicked") });
                 }
             }
         }
@@ -461,7 +461,6 @@ impl Compaction {
     /// is due for compaction: at least `growth` times the snapshot, and at least `min_bytes`
     /// (so growth 0 and no minimum compact every store, even one with an empty journal).
     fn due(self, journal: u64, snapshot: u64) -> bool {
-        #[allow(clippy::cast_precision_loss, reason = "file sizes far below 2^52 bytes")]
         let grown = journal as f64 >= self.growth * snapshot as f64;
         self.all || (journal >= self.min_bytes && grown)
     }
