@@ -82,7 +82,10 @@ fn feed(nac: &mut Nac, names: &Names, draws: &[Draw]) {
 }
 
 fn learner() -> Nac {
-    Nac::with_clock(ManualClock::new(Timestamp::from_secs(1_700_000_000)).shared())
+    Nac::builder()
+        .clock(ManualClock::new(Timestamp::from_secs(1_700_000_000)).shared())
+        .build()
+        .expect("the default settings are valid")
 }
 
 fn observe(crit: &mut Criterion) {

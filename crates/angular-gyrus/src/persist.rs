@@ -97,39 +97,37 @@ impl AngularGyrus {
     }
 
     /// Replaces the layer's contents with the snapshot at `path`; on any error the layer is
-    /// left exactly as it was (see the [module docs](self)). A layer open on a directory
-    /// refuses (`InvalidArgument`): it reloads by reopening.
+    /// left exactly as it was (see the [module docs](self)), and a file refused for its
+    /// contents, by the codec or by the layer's checks, is moved aside. A layer open on a
+    /// directory refuses (`InvalidArgument`): it reloads by reopening.
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("ag_load").entered();
         self.refuse_if_journaled()?;
-        let snap: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
-        let seq = snap.journal_seq;
-        let state = rebuild(path, snap)?;
+        let (state, seq) = codec::load_checked(path, SNAPSHOT_KIND, checked)?;
         self.install(state, seq);
         self.claims.claim(path);
         Ok(())
     }
 
-    /// Loads `path`, or its backup when `path` is missing or rejected; when neither exists
-    /// the layer stays as it is and the outcome says [`LoadOutcome::Missing`].
+    /// Loads `path`, or its backup when `path` is missing or rejected (by the codec or by
+    /// the checks of [`load`](Self::load)); when neither exists the layer stays as it is and
+    /// the outcome says [`LoadOutcome::Missing`].
     pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("ag_load_with_recovery").entered();
         self.refuse_if_journaled()?;
-        let (snap, recovery) = match codec::load_with_recovery::<SnapshotIn>(path, SNAPSHOT_KIND) {
+        let ((state, seq), recovery) = match codec::load_with_recovery_checked(path, SNAPSHOT_KIND, checked) {
             Ok(found) => found,
             Err(e) if codec::is_missing(&e) => return Ok(LoadOutcome::Missing),
             Err(e) => return Err(e.into()),
         };
-        let (outcome, source) = if let Recovery::Backup { path: backup, primary_error } = recovery {
-            tracing::warn!(path = %path.display(), backup = %backup.display(), "loaded the backup");
-            (LoadOutcome::FromBackup { path: backup.clone(), primary_error }, backup)
+        let outcome = if let Recovery::Backup { path: backup, primary_error } = recovery {
+            tracing::warn!(path = %path.display(), backup = %backup.display(), error = %primary_error, "loaded the backup");
+            LoadOutcome::FromBackup { path: backup, primary_error }
         } else {
-            (LoadOutcome::Loaded, path.to_path_buf())
+            LoadOutcome::Loaded
         };
-        let seq = snap.journal_seq;
-        let state = rebuild(&source, snap)?;
         self.install(state, seq);
         self.claims.claim(path);
         Ok(outcome)
@@ -156,6 +154,13 @@ impl AngularGyrus {
         tracing::debug!(n_records = state.records.len(), n_edges = state.graph.edge_count(), "ag loaded");
         self.state = state;
     }
+}
+
+/// The layer's checks as the codec runs them: a file they refuse is moved aside like one the
+/// codec refuses, and recovery then tries the backup.
+fn checked(path: &Path, snap: SnapshotIn) -> maxim_core::Result<(State, u64)> {
+    let seq = snap.journal_seq;
+    Ok((rebuild(path, snap)?, seq))
 }
 
 /// Checks a decoded snapshot and builds the state it describes.

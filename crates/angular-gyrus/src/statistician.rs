@@ -606,32 +606,72 @@ impl Statistician {
 
     /// Replaces the series and detectors with those saved at `path`; on error nothing
     /// changes. A saved value that is not finite, or a window longer than this statistician
-    /// keeps, is refused as corrupt.
+    /// keeps, is refused as corrupt, and a refused file is moved aside (as the codec moves
+    /// aside one it refuses itself).
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        let snap: Snapshot = codec::load(path, STATISTICIAN_KIND)?;
-        let corrupt = |reason: &str| {
-            Error::Core(maxim_core::Error::Corrupt {
-                path: path.to_path_buf(),
-                reason: maxim_core::CorruptReason::Payload(reason.to_owned()),
-                kept_aside: None,
-            })
-        };
-        if snap.schema != 1 {
-            return Err(corrupt("unknown statistician schema"));
-        }
-        for (name, m) in &snap.metrics {
-            check_name("metric", name).map_err(|_| corrupt("bad metric name"))?;
-            let finite = m.series.iter().all(|(t, v)| t.is_finite() && v.is_finite())
-                && m.detector.history.iter().all(|h| (0.0..=1.0).contains(h));
-            if !finite || m.series.len() > self.config.window_size {
-                return Err(corrupt("a metric holds values out of range"));
-            }
-        }
-        self.metrics = snap.metrics.into_iter().collect();
+        let window = self.config.window_size;
+        let metrics =
+            codec::load_checked(path, STATISTICIAN_KIND, |p, snap| check_snapshot(p, snap, window))?;
+        self.metrics = metrics;
         self.claims.claim(path);
         Ok(())
     }
+
+    /// Loads like [`load`](Self::load), falling back to the backup the previous save kept
+    /// when the file is missing or refused (by the codec or by the checks of `load`); when
+    /// neither exists the statistician stays as it is and the outcome says
+    /// [`LoadOutcome::Missing`](maxim_core::LoadOutcome::Missing).
+    pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<maxim_core::LoadOutcome> {
+        let path = path.as_ref();
+        let window = self.config.window_size;
+        let checked = codec::load_with_recovery_checked(path, STATISTICIAN_KIND, |p, snap| {
+            check_snapshot(p, snap, window)
+        });
+        let (metrics, recovery) = match checked {
+            Ok(found) => found,
+            Err(e) if codec::is_missing(&e) => return Ok(maxim_core::LoadOutcome::Missing),
+            Err(e) => return Err(e.into()),
+        };
+        let outcome = match recovery {
+            maxim_core::Recovery::Backup { path: backup, primary_error } => {
+                tracing::warn!(path = %path.display(), backup = %backup.display(), error = %primary_error, "loaded the backup");
+                maxim_core::LoadOutcome::FromBackup { path: backup, primary_error }
+            }
+            _ => maxim_core::LoadOutcome::Loaded,
+        };
+        self.metrics = metrics;
+        // The main file was read, or was refused and moved aside for the backup.
+        self.claims.claim(path);
+        Ok(outcome)
+    }
+}
+
+/// Checks a decoded statistician snapshot read from `path` against a window of `window`
+/// values, as the codec runs a caller's checks: a refusal is a rejection, so the file is
+/// moved aside.
+fn check_snapshot(
+    path: &Path,
+    snap: Snapshot,
+    window: usize,
+) -> maxim_core::Result<BTreeMap<String, Metric>> {
+    let corrupt = |reason: &str| maxim_core::Error::Corrupt {
+        path: path.to_path_buf(),
+        reason: maxim_core::CorruptReason::Payload(reason.to_owned()),
+        kept_aside: None,
+    };
+    if snap.schema != 1 {
+        return Err(corrupt("unknown statistician schema"));
+    }
+    for (name, m) in &snap.metrics {
+        check_name("metric", name).map_err(|_| corrupt("bad metric name"))?;
+        let finite = m.series.iter().all(|(t, v)| t.is_finite() && v.is_finite())
+            && m.detector.history.iter().all(|h| (0.0..=1.0).contains(h));
+        if !finite || m.series.len() > window {
+            return Err(corrupt("a metric holds values out of range"));
+        }
+    }
+    Ok(snap.metrics.into_iter().collect())
 }
 
 #[derive(Serialize, Deserialize)]

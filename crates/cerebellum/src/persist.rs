@@ -120,43 +120,41 @@ impl Cerebellum {
     }
 
     /// Replaces the layer's contents with the snapshot at `path`. A missing, unreadable,
-    /// corrupt or inconsistent file is an error and changes nothing (a file the codec
-    /// rejects is moved aside, see [`maxim_core::codec::load`]). On a store open on a
+    /// corrupt or inconsistent file is an error and changes nothing (a file the codec or the
+    /// layer's checks reject is moved aside, see [`maxim_core::codec::load_checked`]). On a store open on a
     /// directory the load ends with a [`checkpoint`](Self::checkpoint), so the directory
     /// holds the loaded contents; an error of that checkpoint is returned with the contents
     /// already loaded.
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("cerebellum_load").entered();
-        let snapshot: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
-        let journal_seq = snapshot.journal_seq;
-        let (state, queries) = rebuild(path, snapshot)?;
+        let (state, queries, journal_seq) = codec::load_checked(path, SNAPSHOT_KIND, checked)?;
         self.install(state, queries, journal_seq);
         self.claims.claim(path);
         self.checkpoint_if_journaled()
     }
 
-    /// Loads `path`, or its backup when `path` is missing or rejected; when neither exists
+    /// Loads `path`, or its backup when `path` is missing or rejected (by the codec or by the
+    /// checks of [`load`](Self::load)); when neither exists
     /// the layer stays as it is and the outcome says [`LoadOutcome::Missing`]. On a store
     /// open on a directory a successful load ends with a checkpoint, as [`load`](Self::load)
     /// does.
     pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("cerebellum_load_with_recovery").entered();
-        let (snapshot, recovery) = match codec::load_with_recovery::<SnapshotIn>(path, SNAPSHOT_KIND) {
-            Ok(found) => found,
-            Err(e) if codec::is_missing(&e) => return Ok(LoadOutcome::Missing),
-            Err(e) => return Err(e.into()),
-        };
-        let (source, outcome) = match recovery {
+        let ((state, queries, journal_seq), recovery) =
+            match codec::load_with_recovery_checked(path, SNAPSHOT_KIND, checked) {
+                Ok(found) => found,
+                Err(e) if codec::is_missing(&e) => return Ok(LoadOutcome::Missing),
+                Err(e) => return Err(e.into()),
+            };
+        let outcome = match recovery {
             Recovery::Backup { path: backup, primary_error } => {
                 tracing::warn!(path = %path.display(), backup = %backup.display(), error = %primary_error, "loaded the backup");
-                (backup.clone(), LoadOutcome::FromBackup { path: backup, primary_error })
+                LoadOutcome::FromBackup { path: backup, primary_error }
             }
-            _ => (path.to_path_buf(), LoadOutcome::Loaded),
+            _ => LoadOutcome::Loaded,
         };
-        let journal_seq = snapshot.journal_seq;
-        let (state, queries) = rebuild(&source, snapshot)?;
         self.install(state, queries, journal_seq);
         // The main file was read, or was rejected and moved aside for the backup.
         self.claims.claim(path);
@@ -179,6 +177,14 @@ impl Cerebellum {
         self.state = state;
         self.queries.store(queries, Ordering::Relaxed);
     }
+}
+
+/// The layer's checks as the codec runs them (state, query count, journal number): a file
+/// they refuse is moved aside like one the codec refuses, and recovery then tries the backup.
+fn checked(path: &Path, snap: SnapshotIn) -> maxim_core::Result<(State, u64, u64)> {
+    let journal_seq = snap.journal_seq;
+    let (state, queries) = rebuild(path, snap)?;
+    Ok((state, queries, journal_seq))
 }
 
 /// The state a snapshot describes, checked, built aside.

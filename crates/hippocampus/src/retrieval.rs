@@ -329,6 +329,29 @@ impl Hippocampus {
         Ok(hits.into_iter().filter_map(|(id, score)| self.peek(id).map(|r| (r, score))).collect())
     }
 
+    /// [`recall_similar_text`](Self::recall_similar_text) among `candidates` only: the
+    /// `limit` of them most similar to `text` through the embedder, best first (ties by id),
+    /// as [`VectorIndex::top_k_among`](maxim_core::embed::VectorIndex::top_k_among) scores
+    /// them. Its cost follows the candidates, not the store: the way to re-score a shortlist.
+    /// Unknown ids and compressed episodes (which keep no vector) are skipped.
+    ///
+    /// Errors: [`Error::NoEmbedder`] when the layer has no embedder.
+    pub fn recall_similar_text_among(
+        &self,
+        text: &str,
+        candidates: &[RecordId],
+        limit: usize,
+    ) -> Result<Vec<(&Episode, f32)>> {
+        let (Some(embedder), Some(vectors)) = (&self.embedder, &self.vectors) else {
+            return Err(Error::NoEmbedder);
+        };
+        if limit == 0 || candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let hits = vectors.top_k_among(&embedder.embed(text), limit, candidates)?;
+        Ok(hits.into_iter().filter_map(|(id, score)| self.peek(id).map(|r| (r, score))).collect())
+    }
+
     /// Spreading activation from `seeds` with the configured parameters (decay 0.5,
     /// threshold 0.05, depth 3): up to `limit` episodes (seeds excluded, compressed included)
     /// with their activation, strongest first. Records no access.
@@ -372,6 +395,15 @@ impl Hippocampus {
     pub fn edge_count(&self, id: RecordId) -> usize {
         self.graph.out_degree(id, Some(EdgeKind::Associates))
             + self.graph.out_degree(id, Some(EdgeKind::Causes))
+    }
+
+    /// Calls `f(term, weighted frequency, number of episodes holding it)` for each distinct
+    /// search term of episode `id` (as the lexical index holds them); nothing when `id` is
+    /// not held. No text is tokenised again.
+    pub fn for_each_search_term<'a>(&'a self, id: RecordId, f: impl FnMut(&'a str, f32, usize)) {
+        if let Some(slot) = self.slots.slot_of(id) {
+            self.lexical.for_each_term_of(&slot, f);
+        }
     }
 
     /// How many episodes hold the search term `term` (as the lexical index normalises it).

@@ -137,7 +137,7 @@ fn snapshot(atl: &Atl) -> Vec<String> {
 #[test]
 fn structured_patterns_are_promoted_noise_rejected_small_samples_let_through() {
     let clock = ManualClock::new(Timestamp::from_secs(T0));
-    let mut nac = Nac::with_clock(clock.shared());
+    let mut nac = Nac::builder().clock(clock.shared()).build().expect("the default settings are valid");
     let events = events();
     for e in &events {
         observe(&mut nac, &clock, e);
@@ -228,7 +228,7 @@ fn structured_patterns_are_promoted_noise_rejected_small_samples_let_through() {
 #[test]
 fn the_reference_vector_credits_each_episode_once() {
     let clock = ManualClock::new(Timestamp::from_secs(T0));
-    let mut nac = Nac::with_clock(clock.shared());
+    let mut nac = Nac::builder().clock(clock.shared()).build().expect("the default settings are valid");
     for m in 0..4u128 {
         clock.advance(std::time::Duration::from_secs(60));
         nac.observe(
@@ -268,7 +268,7 @@ fn recurring_elements_of_hippocampus_episodes_become_atl_properties() {
 
     let clock = ManualClock::new(Timestamp::from_secs(T0));
     let mut hippo = Hippocampus::builder().clock(clock.shared()).id_seed(8).build().unwrap();
-    let mut nac = Nac::with_clock(clock.shared());
+    let mut nac = Nac::builder().clock(clock.shared()).build().expect("the default settings are valid");
     for i in 0..6 {
         clock.advance(std::time::Duration::from_secs(600));
         let mut e = NewEpisode::default();

@@ -11,7 +11,7 @@
 //! use maxim_core::{ManualClock, PromotionSource, RecordId, Timestamp};
 //! use nac::{Nac, Observation, Valence};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut nac = Nac::with_clock(clock.shared());
+//! let mut nac = Nac::builder().clock(clock.shared()).build()?;
 //! for m in 0..4u128 {
 //!     clock.advance(std::time::Duration::from_secs(60));
 //!     nac.observe(&Observation::new("tool", "tool:grasp", "tool_result", "tool:grasp:positive", Valence::Positive)

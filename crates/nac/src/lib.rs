@@ -29,7 +29,7 @@
 //! use maxim_core::{ManualClock, PromotionSource, Timestamp};
 //! use nac::{Nac, Observation, Valence};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut nac = Nac::with_clock(clock.shared());
+//! let mut nac = Nac::builder().clock(clock.shared()).build()?;
 //! let mug: Map = [("object", Value::from("mug"))].into_iter().collect();
 //! let heavy: Map = [("object", Value::from("heavy_box"))].into_iter().collect();
 //! for _ in 0..10 {

@@ -15,13 +15,13 @@
 //! use maxim_core::{ManualClock, Timestamp};
 //! use nac::{Nac, Observation, Valence};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut nac = Nac::with_clock(clock.shared());
+//! let mut nac = Nac::builder().clock(clock.shared()).build()?;
 //! nac.observe(&Observation::new("tool", "tool:grasp", "tool_result", "tool:grasp:positive", Valence::Positive))?;
 //! nac.set_prior("tool", "tool:lift", 0.7, 0.3)?;
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("nac.snap");
 //! nac.save(&path)?;
-//! let mut fresh = Nac::with_clock(clock.shared());
+//! let mut fresh = Nac::builder().clock(clock.shared()).build()?;
 //! fresh.load(&path)?;
 //! assert_eq!(fresh.links(), nac.links());
 //! assert_eq!(fresh.stats(), nac.stats());
@@ -146,13 +146,14 @@ impl Nac {
     }
 
     /// Replaces the store's contents with the snapshot at `path`. A missing, unreadable,
-    /// corrupt or inconsistent file is an error and changes nothing (a file the codec rejects
-    /// is moved aside, see [`maxim_core::codec::load`]).
+    /// corrupt or inconsistent file is an error and changes nothing (a file the codec or the
+    /// store's checks reject is moved aside, see [`maxim_core::codec::load_checked`]).
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("nac_load").entered();
-        let snapshot: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
-        let rebuilt = self.rebuild(path, snapshot)?;
+        let rebuilt = codec::load_checked(path, SNAPSHOT_KIND, |p, snap: SnapshotIn| {
+            self.rebuild(p, snap).map_err(maxim_core::Error::from)
+        })?;
         self.install(rebuilt);
         self.claims.claim(path);
         Ok(())
@@ -169,12 +170,16 @@ impl Nac {
         Ok(())
     }
 
-    /// Loads `path`, or its backup when `path` is missing or rejected; when neither exists
-    /// the store stays as it is and the outcome says [`LoadOutcome::Missing`].
+    /// Loads `path`, or its backup when `path` is missing or rejected (by the codec or by the
+    /// checks of [`load`](Self::load)); when neither exists the store stays as it is and the
+    /// outcome says [`LoadOutcome::Missing`].
     pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("nac_load_with_recovery").entered();
-        let (snapshot, recovery) = match codec::load_with_recovery::<SnapshotIn>(path, SNAPSHOT_KIND) {
+        let checked = codec::load_with_recovery_checked(path, SNAPSHOT_KIND, |p, snap: SnapshotIn| {
+            self.rebuild(p, snap).map_err(maxim_core::Error::from)
+        });
+        let (rebuilt, recovery) = match checked {
             Ok(found) => found,
             Err(e) if codec::is_missing(&e) => return Ok(LoadOutcome::Missing),
             Err(e) => return Err(e.into()),
@@ -185,11 +190,6 @@ impl Nac {
         } else {
             LoadOutcome::Loaded
         };
-        let source = match &outcome {
-            LoadOutcome::FromBackup { path, .. } => path.clone(),
-            _ => path.to_path_buf(),
-        };
-        let rebuilt = self.rebuild(&source, snapshot)?;
         self.install(rebuilt);
         self.claims.claim(path);
         Ok(outcome)

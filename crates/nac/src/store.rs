@@ -15,7 +15,7 @@
 //! use maxim_core::{ManualClock, Timestamp};
 //! use nac::{Nac, Observation, Valence};
 //! let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
-//! let mut nac = Nac::with_clock(clock.shared());
+//! let mut nac = Nac::builder().clock(clock.shared()).build()?;
 //! let mug: Map = [("object", Value::from("mug"))].into_iter().collect();
 //! for _ in 0..4 {
 //!     nac.observe(&Observation::new("tool", "tool:grasp", "tool_result", "tool:grasp:positive", Valence::Positive)
@@ -519,13 +519,6 @@ impl Nac {
     /// A builder with the default settings and the system clock.
     pub fn builder() -> NacBuilder {
         NacBuilder::default()
-    }
-
-    /// A store with the default settings on `clock`.
-    pub fn with_clock(clock: SharedClock) -> Self {
-        let mut b = Self::builder();
-        b.clock(clock);
-        b.build().expect("the default settings are valid")
     }
 
     /// The settings.
@@ -1109,7 +1102,10 @@ mod tests {
 
     #[test]
     fn a_key_that_fails_its_check_is_refused_and_changes_nothing() {
-        let mut nac = Nac::with_clock(ManualClock::new(Timestamp::from_secs(1)).shared());
+        let mut nac = Nac::builder()
+            .clock(ManualClock::new(Timestamp::from_secs(1)).shared())
+            .build()
+            .expect("the default settings are valid");
         let obs = Observation::new("tool", "tool:grasp", "r", "ok", Valence::Positive);
         let id = nac.observe(&obs).unwrap().link;
         // Pretend another key holds this id: its check hash differs.

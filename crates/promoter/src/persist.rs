@@ -27,7 +27,7 @@ use maxim_core::codec::{self, Recovery};
 use maxim_core::{CorruptReason, LoadOutcome, RecordId};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ledger::{ConceptEntry, Ledger, PatternEntry};
 use crate::promoter::{Counters, SemanticPromoter};
 
@@ -95,31 +95,32 @@ impl SemanticPromoter {
     pub(crate) fn load_from_path(&mut self, path: &Path) -> Result<()> {
         let _s = tracing::debug_span!("promoter_load").entered();
         self.refuse_if_journaled()?;
-        let snapshot: SnapshotIn = codec::load(path, SNAPSHOT_KIND)?;
-        self.install(path, snapshot)?;
+        let checked = codec::load_checked(path, SNAPSHOT_KIND, check)?;
+        self.install(checked);
         self.claims.claim(path);
         Ok(())
     }
 
-    /// Loads `path`, or its backup when `path` is missing or rejected; when neither exists the
-    /// promoter stays as it is and the outcome says [`LoadOutcome::Missing`].
+    /// Loads `path`, or its backup when `path` is missing or rejected (by the codec or by the
+    /// ledger's checks, which move a refused file aside as the codec does); when neither
+    /// exists the promoter stays as it is and the outcome says [`LoadOutcome::Missing`].
     pub fn load_with_recovery(&mut self, path: impl AsRef<Path>) -> Result<LoadOutcome> {
         let path = path.as_ref();
         let _s = tracing::debug_span!("promoter_load_with_recovery").entered();
         self.refuse_if_journaled()?;
-        let (snapshot, recovery) = match codec::load_with_recovery::<SnapshotIn>(path, SNAPSHOT_KIND) {
+        let (checked, recovery) = match codec::load_with_recovery_checked(path, SNAPSHOT_KIND, check) {
             Ok(found) => found,
             Err(e) if codec::is_missing(&e) => return Ok(LoadOutcome::Missing),
             Err(e) => return Err(e.into()),
         };
-        let (outcome, source) = match recovery {
+        let outcome = match recovery {
             Recovery::Backup { path: backup, primary_error } => {
                 tracing::warn!(path = %path.display(), backup = %backup.display(), error = %primary_error, "loaded the backup");
-                (LoadOutcome::FromBackup { path: backup.clone(), primary_error }, backup)
+                LoadOutcome::FromBackup { path: backup, primary_error }
             }
-            _ => (LoadOutcome::Loaded, path.to_path_buf()),
+            _ => LoadOutcome::Loaded,
         };
-        self.install(&source, snapshot)?;
+        self.install(checked);
         self.claims.claim(path);
         Ok(outcome)
     }
@@ -133,36 +134,47 @@ impl SemanticPromoter {
         Ok(())
     }
 
-    /// Checks `snapshot` (read from `path`) and, only when all of it holds, replaces the
-    /// ledger and counters.
-    fn install(&mut self, path: &Path, snapshot: SnapshotIn) -> Result<()> {
-        if snapshot.schema != SCHEMA_VERSION {
-            return Err(Error::Core(maxim_core::Error::UnsupportedVersion {
-                path: path.to_path_buf(),
-                found: snapshot.schema,
-                supported: SCHEMA_VERSION,
-                kept_aside: None,
-            }));
-        }
-        let ledger = Ledger::from_parts(snapshot.patterns, snapshot.concepts).map_err(|reason| {
-            Error::Core(maxim_core::Error::Corrupt {
-                path: path.to_path_buf(),
-                reason: CorruptReason::Payload(reason),
-                kept_aside: None,
-            })
-        })?;
-        let mut counters = Counters::default();
-        for (name, value) in &snapshot.counters {
-            counters.set(name, *value);
-        }
+    /// Replaces the ledger, counters and journal number with a checked snapshot's.
+    fn install(&mut self, checked: Checked) {
         tracing::debug!(
-            n_patterns = ledger.pattern_count(),
-            n_concepts = ledger.concept_count(),
+            n_patterns = checked.ledger.pattern_count(),
+            n_concepts = checked.ledger.concept_count(),
             "promoter loaded"
         );
-        self.ledger = ledger;
-        self.counters = counters;
-        self.loaded_journal_seq = snapshot.journal_seq;
-        Ok(())
+        self.ledger = checked.ledger;
+        self.counters = checked.counters;
+        self.loaded_journal_seq = checked.journal_seq;
     }
+}
+
+/// A snapshot that passed the ledger's checks.
+struct Checked {
+    ledger: Ledger,
+    counters: Counters,
+    journal_seq: u64,
+}
+
+/// Checks `snapshot` (read from `path`) as the codec runs the caller's checks: a file refused
+/// here is moved aside like one the codec refuses, and recovery then tries the backup.
+fn check(path: &Path, snapshot: SnapshotIn) -> maxim_core::Result<Checked> {
+    if snapshot.schema != SCHEMA_VERSION {
+        return Err(maxim_core::Error::UnsupportedVersion {
+            path: path.to_path_buf(),
+            found: snapshot.schema,
+            supported: SCHEMA_VERSION,
+            kept_aside: None,
+        });
+    }
+    let ledger = Ledger::from_parts(snapshot.patterns, snapshot.concepts).map_err(|reason| {
+        maxim_core::Error::Corrupt {
+            path: path.to_path_buf(),
+            reason: CorruptReason::Payload(reason),
+            kept_aside: None,
+        }
+    })?;
+    let mut counters = Counters::default();
+    for (name, value) in &snapshot.counters {
+        counters.set(name, *value);
+    }
+    Ok(Checked { ledger, counters, journal_seq: snapshot.journal_seq })
 }

@@ -223,6 +223,51 @@ fn load_with_recovery_falls_back_to_the_backup_and_reports_missing_files() {
     assert_eq!(fresh.len(), 9);
 }
 
+/// A file the codec accepts but the layer's checks refuse (a graph node that is no record):
+/// a plain load keeps it aside, and recovery keeps it aside and loads the backup.
+#[test]
+fn a_file_that_fails_the_layers_checks_is_kept_aside_and_recovery_loads_the_backup() {
+    let (_clock, mut ag) = layer();
+    let r = ag.new_record("tau", MathCategory::Constant, "geometry").unwrap();
+    ag.insert(r.into()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ag.snap");
+    ag.save(&path).unwrap();
+    ag.save(&path).unwrap(); // the backup now holds a good snapshot too
+    let mut graph = maxim_core::graph::Graph::new();
+    graph.add_node(RecordId::from_u128(99)).unwrap();
+    let no_records: Vec<MathEntry> = Vec::new();
+    let counters: Vec<(String, u64)> = Vec::new();
+    let payload = (angular_gyrus::SCHEMA_VERSION, 0u64, no_records, graph, counters);
+    let forged = maxim_core::codec::encode(angular_gyrus::SNAPSHOT_KIND, &payload).unwrap();
+    let kept_aside = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .filter(|n| n.contains(".corrupt-"))
+            .count()
+    };
+
+    std::fs::write(&path, &forged).unwrap();
+    let (_c, mut fresh) = layer();
+    let err = fresh.load(&path).unwrap_err();
+    assert!(matches!(err, Error::Core(maxim_core::Error::Corrupt { kept_aside: Some(_), .. })), "{err:?}");
+    assert!(!path.exists(), "the refused file was moved aside");
+    assert_eq!(kept_aside(dir.path()), 1);
+    assert_eq!(fresh.len(), 9, "a failed load changes nothing");
+
+    std::fs::write(&path, &forged).unwrap();
+    match fresh.load_with_recovery(&path).unwrap() {
+        maxim_core::LoadOutcome::FromBackup { primary_error, .. } => assert!(
+            matches!(*primary_error, maxim_core::Error::Corrupt { kept_aside: Some(_), .. }),
+            "{primary_error:?}"
+        ),
+        other => panic!("expected the backup, got {other:?}"),
+    }
+    assert_eq!(fresh.len(), ag.len());
+    assert_eq!(kept_aside(dir.path()), 2);
+}
+
 #[test]
 fn a_full_store_refuses_records() {
     let mut config = AngularGyrusConfig::default();

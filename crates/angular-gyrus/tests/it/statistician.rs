@@ -326,6 +326,53 @@ fn bad_observations_are_refused_and_a_saved_statistician_reloads() {
     assert_eq!(fresh.series("goal:g1:success").len(), 100);
 }
 
+/// A statistician file the codec accepts but the statistician's checks refuse (a window
+/// longer than the reader keeps) is kept aside; recovery then loads the backup, and a
+/// missing file is a fresh start.
+#[test]
+fn a_refused_statistician_file_is_kept_aside_and_recovery_loads_the_backup() {
+    let mut stat = Statistician::new(StatisticianConfig::default()).unwrap();
+    for i in 0..40u64 {
+        stat.record_goal("g1", i % 3 == 0, minutes(i)).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stat.snap");
+    let mut small = StatisticianConfig::default();
+    small.window_size = 20;
+    let mut reader = Statistician::new(small.clone()).unwrap();
+    assert!(matches!(reader.load_with_recovery(&path).unwrap(), maxim_core::LoadOutcome::Missing));
+
+    // The 40 values exceed the reader's window of 20: refused and moved aside.
+    stat.save(&path).unwrap();
+    let err = reader.load(&path).unwrap_err();
+    assert!(
+        matches!(err, angular_gyrus::Error::Core(maxim_core::Error::Corrupt { kept_aside: Some(_), .. })),
+        "{err:?}"
+    );
+    assert!(!path.exists(), "the refused file was moved aside");
+    assert_eq!(reader.metrics().count(), 0, "a failed load changes nothing");
+
+    // A backup that fits the window, then a main file that does not: the backup is loaded.
+    let mut fits = Statistician::new(small).unwrap();
+    for i in 0..15u64 {
+        fits.record_goal("g1", i % 2 == 0, minutes(i)).unwrap();
+    }
+    let path = dir.path().join("stat2.snap");
+    fits.save(&path).unwrap();
+    fits.allow_overwrite(true);
+    stat.allow_overwrite(true);
+    fits.save(&path).unwrap(); // the backup holds the 15 values
+    stat.save(&path).unwrap(); // the main file holds 40
+    match reader.load_with_recovery(&path).unwrap() {
+        maxim_core::LoadOutcome::FromBackup { primary_error, .. } => assert!(
+            matches!(*primary_error, maxim_core::Error::Corrupt { kept_aside: Some(_), .. }),
+            "{primary_error:?}"
+        ),
+        other => panic!("expected the backup, got {other:?}"),
+    }
+    assert_eq!(reader.series("goal:g1:success"), fits.series("goal:g1:success"));
+}
+
 #[test]
 fn a_full_angular_gyrus_leaves_an_escalated_pattern_forming() {
     let mut config = angular_gyrus::AngularGyrusConfig::default();

@@ -227,15 +227,36 @@ fn an_inconsistent_file_is_refused_and_changes_nothing() {
         let path = dir.path().join(format!("{name}.snap"));
         maxim_core::codec::save(&path, cerebellum::SNAPSHOT_KIND, &payload).unwrap();
         let err = fresh.load(&path).expect_err(name);
+        // Refused by the layer's checks, the file is moved aside as one the codec refuses.
         assert!(
             matches!(
                 err,
                 cerebellum::Error::Core(
-                    maxim_core::Error::Corrupt { .. } | maxim_core::Error::UnsupportedVersion { .. }
+                    maxim_core::Error::Corrupt { kept_aside: Some(_), .. }
+                        | maxim_core::Error::UnsupportedVersion { kept_aside: Some(_), .. }
                 )
             ),
             "{name}: {err}"
         );
+        assert!(!path.exists(), "{name}: the refused file is kept aside");
         assert_eq!(fresh.iter().cloned().collect::<Vec<_>>(), before, "{name}: nothing changes");
     }
+
+    // Recovery falls back to the backup when the main file fails the layer's checks.
+    let path = dir.path().join("main.snap");
+    maxim_core::codec::save(&path, cerebellum::SNAPSHOT_KIND, &good).unwrap();
+    maxim_core::codec::save(&path, cerebellum::SNAPSHOT_KIND, &good).unwrap(); // and the backup
+    let mut stray = Graph::new();
+    stray.add_node(RecordId::from_u128(99)).unwrap();
+    let bad = Payload { graph: stray, ..good };
+    std::fs::write(&path, maxim_core::codec::encode(cerebellum::SNAPSHOT_KIND, &bad).unwrap()).unwrap();
+    let mut target = Cerebellum::builder().clock(clock.shared()).build().unwrap();
+    match target.load_with_recovery(&path).unwrap() {
+        LoadOutcome::FromBackup { primary_error, .. } => assert!(
+            matches!(*primary_error, maxim_core::Error::Corrupt { kept_aside: Some(_), .. }),
+            "{primary_error:?}"
+        ),
+        other => panic!("expected the backup, got {other:?}"),
+    }
+    assert_eq!(target.len(), 3);
 }

@@ -154,6 +154,49 @@ fn recall_similar_counts_shared_objects_and_people() {
 }
 
 #[test]
+fn similarity_among_candidates_scores_only_them_as_the_whole_store_would() {
+    let (_clock, mut h) = layer_with_embedder();
+    let mug = h.capture(episode(&["coffee mug"], "fetch the coffee mug", "grasp", None)).unwrap();
+    let cup = h.capture(episode(&["coffee cup"], "fill the coffee cup", "pour", None)).unwrap();
+    let door = h.capture(episode(&["door"], "open the front door", "push", None)).unwrap();
+    let whole: Vec<(RecordId, f32)> =
+        h.recall_similar_text("coffee mugs", 3).unwrap().into_iter().map(|(e, s)| (e.id(), s)).collect();
+    let among: Vec<(RecordId, f32)> = h
+        .recall_similar_text_among("coffee mugs", &[door, cup, mug, cup, RecordId::from_u128(7)], 3)
+        .unwrap()
+        .into_iter()
+        .map(|(e, s)| (e.id(), s))
+        .collect();
+    assert_eq!(among.iter().map(|a| a.0).collect::<Vec<_>>(), whole.iter().map(|w| w.0).collect::<Vec<_>>());
+    for (a, w) in among.iter().zip(&whole) {
+        assert!((a.1 - w.1).abs() < 1e-6, "{a:?} against {w:?}");
+    }
+    let only_door = h.recall_similar_text_among("coffee mugs", &[door], 3).unwrap();
+    assert_eq!(only_door.iter().map(|(e, _)| e.id()).collect::<Vec<_>>(), [door]);
+    assert!(h.recall_similar_text_among("coffee mugs", &[mug], 0).unwrap().is_empty());
+    let (_c, plain) = layer();
+    assert!(matches!(plain.recall_similar_text_among("x", &[mug], 1), Err(hippocampus::Error::NoEmbedder)));
+}
+
+#[test]
+fn an_episodes_search_terms_come_from_the_index_with_their_counts() {
+    let (_clock, mut h) = layer();
+    let a = h.capture(episode(&["mug"], "fetch the mugs", "grasp", None)).unwrap();
+    h.capture(episode(&["door"], "open the door", "push", None)).unwrap();
+    let mut terms: Vec<(String, usize)> = Vec::new();
+    h.for_each_search_term(a, |t, tf, df| {
+        assert!(tf > 0.0);
+        terms.push((t.to_owned(), df));
+    });
+    assert!(terms.contains(&("mug".to_owned(), 1)), "{terms:?}");
+    assert!(terms.contains(&("grasp".to_owned(), 1)), "{terms:?}");
+    assert!(!terms.iter().any(|(t, _)| t == "door" || t == "the"), "{terms:?}");
+    let mut none = 0;
+    h.for_each_search_term(RecordId::from_u128(99), |_, _, _| none += 1);
+    assert_eq!(none, 0);
+}
+
+#[test]
 fn recall_similar_text_goes_through_the_embedder() {
     let (_clock, mut h) = layer_with_embedder();
     let mug = h.capture(episode(&["coffee mug"], "fetch the coffee mug", "grasp", None)).unwrap();

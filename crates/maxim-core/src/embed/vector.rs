@@ -263,6 +263,54 @@ impl VectorIndex {
         Ok(best.into_sorted())
     }
 
+    /// [`top_k`](Self::top_k) among `candidates` only: the `k` of them most similar to
+    /// `query` by cosine, best first, ties by id ascending; ids without a row, zero rows and
+    /// repeated ids are skipped. Its cost follows the candidates, not the index, which
+    /// makes it the way to re-score a shortlist (the hub's recall scores its lexical
+    /// candidates so, whatever the size of the store).
+    ///
+    /// ```
+    /// use maxim_core::embed::VectorIndex;
+    /// use maxim_core::RecordId;
+    /// let mut index = VectorIndex::new(2)?;
+    /// for n in 1..=4u128 {
+    ///     index.add(RecordId::from_u128(n), &[1.0, n as f32])?;
+    /// }
+    /// let ids = [4u128, 2, 9, 2].map(RecordId::from_u128);
+    /// let hits = index.top_k_among(&[0.0, 1.0], 10, &ids)?;
+    /// assert_eq!(hits.iter().map(|h| h.0.as_u128()).collect::<Vec<_>>(), [4, 2]);
+    /// assert_eq!(hits, index.top_k_filtered(&[0.0, 1.0], 10, |id| ids.contains(&id))?);
+    /// # Ok::<(), maxim_core::Error>(())
+    /// ```
+    ///
+    /// Errors: as for [`add`](Self::add), about the query.
+    pub fn top_k_among(
+        &self,
+        query: &[f32],
+        k: usize,
+        candidates: &[RecordId],
+    ) -> Result<Vec<(RecordId, f32)>> {
+        check_vector("query", query, self.dim)?;
+        let mut q = query.to_vec();
+        if k == 0 || candidates.is_empty() || !normalize_in_place(&mut q) {
+            return Ok(Vec::new());
+        }
+        let mut best = BestK::new(k.min(candidates.len()));
+        let mut seen = std::collections::HashSet::with_capacity(candidates.len());
+        for &id in candidates {
+            let Some(&slot) = self.slot_of.get(&id) else { continue };
+            if !self.live[slot] || !seen.insert(slot) {
+                continue;
+            }
+            let score = ArrayView1::from(self.row(slot)).dot(&ArrayView1::from(q.as_slice()));
+            let cand = Scored { score: score.clamp(-1.0, 1.0), id };
+            if best.admits(&cand) {
+                best.push(cand);
+            }
+        }
+        Ok(best.into_sorted())
+    }
+
     fn row(&self, slot: usize) -> &[f32] {
         &self.rows[slot * self.dim..(slot + 1) * self.dim]
     }
@@ -634,7 +682,11 @@ mod tests {
             prop_assert_eq!(&got, &index.top_k_with(&query, k, Parallelism::Parallel, |_| true).unwrap());
             let keep = |i: RecordId| i.as_u128().is_multiple_of(modulus);
             let filtered = index.top_k_filtered(&query, k, keep).unwrap();
-            prop_assert_eq!(filtered, brute_force(&index, &query, k, keep));
+            prop_assert_eq!(&filtered, &brute_force(&index, &query, k, keep));
+            // The same shortlist given as candidates (unknown and repeated ids among them).
+            let mut candidates: Vec<RecordId> = (0u128..80).map(id).filter(|&i| keep(i)).collect();
+            candidates.extend(candidates.clone().into_iter().rev().take(3));
+            prop_assert_eq!(index.top_k_among(&query, k, &candidates).unwrap(), filtered);
             // Cosines agree with a plain f64 computation.
             for (i, score) in got {
                 let row = rows.iter().rev().find(|(j, _)| id(*j) == i).map(|(_, v)| v).unwrap();

@@ -233,6 +233,32 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         self.term_ids.get(term).map_or(0, |&t| self.terms[t as usize].df())
     }
 
+    /// Calls `f(term, weighted frequency, document frequency)` for each distinct term of the
+    /// document held under `key`, by term number; nothing when no document is held under it.
+    /// Reads the index's own lists: no text is tokenised again and nothing is allocated (how
+    /// the hub picks expansion words from its best hits).
+    ///
+    /// ```
+    /// use maxim_core::lexical::LexicalIndex;
+    /// let mut index = LexicalIndex::new();
+    /// index.insert(1u32, &[("Mugs and more mugs", 1.0)])?;
+    /// index.insert(2u32, &[("a mug of tea", 1.0)])?;
+    /// let mut terms = Vec::new();
+    /// index.for_each_term_of(&1, |term, tf, df| terms.push((term.to_owned(), tf, df)));
+    /// assert_eq!(terms, [("mug".to_owned(), 2.0, 2)]);
+    /// # Ok::<(), maxim_core::Error>(())
+    /// ```
+    pub fn for_each_term_of<'a>(&'a self, key: &K, mut f: impl FnMut(&'a str, f32, usize)) {
+        let Some(&d) = self.by_key.get(key) else { return };
+        let DocSlot::Live { terms, .. } = &self.docs[d as usize] else { return };
+        for &(t, tf) in terms.iter() {
+            let term = &self.terms[t as usize];
+            if let Some(text) = &term.text {
+                f(text, tf, term.df());
+            }
+        }
+    }
+
     /// The mean weighted length of the documents (0 when there are none).
     pub fn average_len(&self) -> f64 {
         if self.is_empty() { 0.0 } else { self.total_len / self.len() as f64 }

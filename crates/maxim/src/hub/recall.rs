@@ -5,11 +5,13 @@
 //!   and over the knowledge records' names and definitions (the hub's own index of concepts,
 //!   mathematical records and skills, kept in step with every write the hub makes);
 //! - **semantic**: the episodic layer's embedder (the IDF-weighted hash embedder by default,
-//!   or the user's model), when it has one;
+//!   or the user's model), when it has one, re-scoring the lexical shortlist (the best 200
+//!   episodes by BM25), so a query's cost does not grow with the store;
 //! - **entities**: structure that reaches across sessions — the concepts the best lexical hits
 //!   are instances of, and the concepts the query names, lead to the other episodes that are
 //!   instances of them (episode → INSTANCE_OF → concept ← INSTANCE_OF ← episode), each concept
-//!   weighted by its rarity (a concept in every episode, such as the speaker, says nothing);
+//!   weighted by its rarity (a concept in more than a tenth of the episodes, such as the
+//!   speaker of a conversation, says nothing and is not followed);
 //! - **neighbours**: the episodes captured just before and after the best hits (the turns
 //!   around a hit);
 //! - **expansion**: the query again with the rarest words of the best hits added
@@ -147,8 +149,17 @@ const RRF_K: f64 = 60.0;
 const DEPTH: usize = 50;
 /// Best hits the structural sources start from.
 const SEEDS: usize = 5;
+/// Lexical candidates the embedder re-scores (the semantic evidence is found among them,
+/// so its cost does not grow with the store).
+const SHORTLIST: usize = 100;
 /// A concept instanced by more episodes than this leads nowhere (a speaker, a room).
 const MAX_ENTITY_DEGREE: usize = 400;
+/// Nor does one instanced by more than this share of all episodes (when it has more than
+/// [`MIN_COMMON_DEGREE`] of them): its rarity, `ln(1 / share)`, is then below 2.3, and its
+/// episodes would crowd out the evidence (the speaker of half a conversation).
+const MAX_ENTITY_SHARE: f64 = 0.1;
+/// Below this many episodes a concept is never too common to follow.
+const MIN_COMMON_DEGREE: usize = 20;
 /// Words added by expansion.
 const EXPANSION_TERMS: usize = 4;
 
@@ -180,17 +191,21 @@ impl MemoryHub {
         let mut fused: HashMap<LayerRecord, Fused> = HashMap::with_capacity(4 * DEPTH);
         let mut best_episodes: Vec<RecordId> = Vec::new();
 
+        let semantic = options.semantic && episodes && self.hippocampus.embedder().is_some();
+        // The lexical shortlist: its first DEPTH are the lexical evidence, all of it the
+        // candidates the embedder re-scores.
+        let shortlist = if episodes && (options.lexical || semantic) {
+            self.hippocampus.search_text(query, if semantic { SHORTLIST } else { DEPTH })
+        } else {
+            Vec::new()
+        };
         if options.lexical {
-            if episodes {
-                for (rank, (id, score, terms)) in
-                    self.hippocampus.search_text(query, DEPTH).into_iter().enumerate()
-                {
-                    if best_episodes.len() < SEEDS {
-                        best_episodes.push(id);
-                    }
-                    let why = Why::Lexical { rank: rank + 1, score, terms };
-                    fused.entry(episode(id)).or_default().add(rrf(rank, 1.0), why);
+            for (rank, &(id, score, terms)) in shortlist.iter().take(DEPTH).enumerate() {
+                if best_episodes.len() < SEEDS {
+                    best_episodes.push(id);
                 }
+                let why = Why::Lexical { rank: rank + 1, score, terms };
+                fused.entry(episode(id)).or_default().add(rrf(rank, 1.0), why);
             }
             let hits =
                 self.knowledge_index.search_filtered(query, DEPTH, |r| options.layers.contains(&r.layer));
@@ -200,8 +215,9 @@ impl MemoryHub {
             }
         }
 
-        if options.semantic && episodes && self.hippocampus.embedder().is_some() {
-            let similar = self.hippocampus.recall_similar_text(query, DEPTH)?;
+        if semantic {
+            let candidates: Vec<RecordId> = shortlist.iter().map(|s| s.0).collect();
+            let similar = self.hippocampus.recall_similar_text_among(query, &candidates, DEPTH)?;
             for (rank, (e, similarity)) in similar.into_iter().enumerate() {
                 if similarity <= 0.0 {
                     break;
@@ -240,7 +256,7 @@ impl MemoryHub {
         }
 
         let now = self.clock.now();
-        let mut hits: Vec<RecallHit> = fused
+        let mut ranked: Vec<(LayerRecord, f64, Fused)> = fused
             .into_iter()
             .filter(|(record, _)| options.layers.contains(&record.layer))
             .filter_map(|(record, f)| {
@@ -253,19 +269,25 @@ impl MemoryHub {
                 }
                 let recency = 0.5f64.powf(now.days_since(meta.accessed_at).max(0.0) / 30.0);
                 let factor = (0.5 + 0.5 * meta.trust.get()) * (0.8 + 0.2 * recency);
-                let mut why = f.why;
-                why.sort_by(|a, b| b.0.total_cmp(&a.0));
-                Some(RecallHit {
-                    record,
-                    score: f.score * factor,
-                    name: self.record_name(record),
-                    why: why.into_iter().map(|w| w.1).collect(),
-                })
+                Some((record, f.score * factor, f))
             })
             .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.record.cmp(&b.record)));
-        hits.truncate(options.limit);
-        Ok(hits)
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked.truncate(options.limit);
+        // Names and reasons only for what is returned.
+        Ok(ranked
+            .into_iter()
+            .map(|(record, score, f)| {
+                let mut why = f.why;
+                why.sort_by(|a, b| b.0.total_cmp(&a.0));
+                RecallHit {
+                    record,
+                    score,
+                    name: self.record_name(record),
+                    why: why.into_iter().map(|w| w.1).collect(),
+                }
+            })
+            .collect())
     }
 
     /// The metadata of `record`, when its layer holds it.
@@ -297,7 +319,10 @@ impl MemoryHub {
         for (&concept, &weight) in &concepts {
             let record = LayerRecord::new(LayerKind::Atl, concept);
             let degree = self.graph.in_degree(record);
-            if degree == 0 || degree > MAX_ENTITY_DEGREE {
+            if degree == 0
+                || degree > MAX_ENTITY_DEGREE
+                || (degree > MIN_COMMON_DEGREE && degree as f64 > n * MAX_ENTITY_SHARE)
+            {
                 continue;
             }
             let rarity = (n / degree as f64).ln().max(0.0);
@@ -320,31 +345,24 @@ impl MemoryHub {
         }
     }
 
-    /// The rarest words of the best hits that the query does not hold.
+    /// The rarest words of the best hits that the query does not hold: each word of the
+    /// first three hits scored by its frequency there times its IDF, read from the lexical
+    /// index's own term lists (words in one episode only are skipped: they lead nowhere).
     fn expansion_terms(&self, query: &str, best: &[RecordId]) -> Vec<String> {
-        let mut asked = Vec::new();
+        let mut asked: Vec<String> = Vec::new();
         maxim_core::text::for_each_search_token(query, |t| asked.push(t.to_owned()));
-        let mut words: HashMap<String, usize> = HashMap::new();
+        let n = self.hippocampus.len().max(1) as f64;
+        let mut words: HashMap<&str, f64> = HashMap::new();
         for &id in best.iter().take(3) {
-            let Some(e) = self.hippocampus.peek(id) else { continue };
-            e.for_each_text(&mut |text| {
-                maxim_core::text::for_each_search_token(text, |t| {
-                    if !asked.iter().any(|a| a == t) {
-                        *words.entry(t.to_owned()).or_default() += 1;
-                    }
-                });
+            self.hippocampus.for_each_search_term(id, |term, tf, df| {
+                if df > 1 && !asked.iter().any(|a| a == term) {
+                    *words.entry(term).or_default() += f64::from(tf) * (n / df as f64).ln();
+                }
             });
         }
-        let n = self.hippocampus.len().max(1) as f64;
-        let mut scored: Vec<(f64, String)> = words
-            .into_iter()
-            .filter_map(|(w, tf)| {
-                let df = self.hippocampus.lexical_doc_freq(&w);
-                (df > 1).then(|| (tf as f64 * (n / df as f64).ln(), w))
-            })
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        scored.into_iter().take(EXPANSION_TERMS).map(|s| s.1).collect()
+        let mut scored: Vec<(f64, &str)> = words.into_iter().map(|(w, s)| (s, w)).collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        scored.into_iter().take(EXPANSION_TERMS).map(|s| s.1.to_owned()).collect()
     }
 
     /// Puts the knowledge record `record` into the hub's lexical index (or takes it out when

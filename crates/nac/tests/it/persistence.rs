@@ -30,7 +30,7 @@ fn a_save_and_load_keeps_everything() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nac.snap");
     nac.save(&path).unwrap();
-    let mut fresh = Nac::with_clock(clock.shared());
+    let mut fresh = Nac::builder().clock(clock.shared()).build().expect("the default settings are valid");
     fresh.load(&path).unwrap();
     let mut a: Vec<_> = nac.links().to_vec();
     let mut b: Vec<_> = fresh.links().to_vec();
@@ -96,7 +96,7 @@ fn a_corrupt_file_changes_nothing_and_the_backup_recovers() {
     assert!(other.load(&path).is_err());
     assert_eq!(other.len(), 1, "a failed load leaves the store as it was");
 
-    let mut fresh = Nac::with_clock(clock.shared());
+    let mut fresh = Nac::builder().clock(clock.shared()).build().expect("the default settings are valid");
     let outcome = fresh.load_with_recovery(&path).unwrap();
     assert!(matches!(outcome, LoadOutcome::FromBackup { .. }));
     assert_eq!(fresh.len(), saved_links);
@@ -137,6 +137,40 @@ fn a_snapshot_of_another_kind_or_a_bad_link_is_refused() {
     let bytes = codec::encode(nac::SNAPSHOT_KIND, &postcard_reencode(&bytes)).unwrap();
     assert!(nac.load_from_bytes("newer.snap", &bytes).is_err());
     assert!(nac.is_empty());
+}
+
+/// A file the codec accepts but the store's checks refuse (a newer schema): a plain load
+/// keeps it aside, and recovery keeps it aside and loads the backup.
+#[test]
+fn a_file_refused_by_the_stores_checks_is_kept_aside_and_recovery_loads_the_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nac.snap");
+    let (good, _) = populated();
+    good.save(&path).unwrap();
+    good.save(&path).unwrap(); // the backup now holds a good snapshot too
+    let mut bytes = good.to_snapshot_bytes().unwrap();
+    bytes[codec::HEADER_LEN] = 2;
+    let newer = codec::encode(nac::SNAPSHOT_KIND, &postcard_reencode(&bytes)).unwrap();
+
+    std::fs::write(&path, &newer).unwrap();
+    let (mut nac, _) = default_store();
+    let err = nac.load(&path).unwrap_err();
+    assert!(
+        matches!(err, nac::Error::Core(maxim_core::Error::UnsupportedVersion { kept_aside: Some(_), .. })),
+        "{err:?}"
+    );
+    assert!(!path.exists(), "the refused file was moved aside");
+    assert!(nac.is_empty(), "a failed load changes nothing");
+
+    std::fs::write(&path, &newer).unwrap();
+    match nac.load_with_recovery(&path).unwrap() {
+        LoadOutcome::FromBackup { primary_error, .. } => assert!(
+            matches!(*primary_error, maxim_core::Error::UnsupportedVersion { kept_aside: Some(_), .. }),
+            "{primary_error:?}"
+        ),
+        other => panic!("expected the backup, got {other:?}"),
+    }
+    assert_eq!(nac.len(), good.len());
 }
 
 /// The payload of `bytes` as raw bytes (the header's checksum no longer matches after an

@@ -35,9 +35,10 @@ fn episode_ids_match_the_workload_vectors() {
 #[test]
 fn counts_match_the_reference_at_1000_and_10000() {
     for (n, links, candidates) in [(1_000, 2553, 829), (10_000, 2941, 1420)] {
-        let mut nac = Nac::with_clock(
-            maxim_core::ManualClock::new(maxim_core::Timestamp::from_secs(1_700_000_000)).shared(),
-        );
+        let mut nac = Nac::builder()
+            .clock(maxim_core::ManualClock::new(maxim_core::Timestamp::from_secs(1_700_000_000)).shared())
+            .build()
+            .expect("the default settings are valid");
         run(&mut nac, n);
         assert_eq!(nac.len(), links, "links at N = {n}");
         assert_eq!(nac.get_promotion_candidates(0.6, 3).unwrap().len(), candidates, "candidates at N = {n}");

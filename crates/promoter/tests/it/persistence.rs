@@ -92,3 +92,36 @@ fn saves_overwrite_only_their_own_files() {
     p.save(&path).unwrap();
     assert!(p.file_claims().owns(&path));
 }
+
+/// A file the codec accepts but the ledger's checks refuse (a newer schema): a plain load
+/// keeps it aside, and recovery keeps it aside and loads the backup.
+#[test]
+fn a_file_refused_by_the_ledgers_checks_is_kept_aside_and_recovery_loads_the_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("promoter.snap");
+    let mut p = promoter();
+    let (mut concepts, mut links) = (Concepts::default(), Links::default());
+    p.promote_candidates("nac", &[causal("tool:a", eps(0..3), 0.7)], &mut concepts, &mut links);
+    p.save(&path).unwrap();
+    p.save(&path).unwrap(); // the backup now holds a good snapshot too
+    let empty: (Vec<u8>, Vec<u8>, Vec<(String, u64)>) = (Vec::new(), Vec::new(), Vec::new());
+    let newer = (promoter::SCHEMA_VERSION + 1, 0u64, empty.0, empty.1, empty.2);
+    let newer = maxim_core::codec::encode(promoter::SNAPSHOT_KIND, &newer).unwrap();
+
+    std::fs::write(&path, &newer).unwrap();
+    let mut fresh = promoter();
+    let err = fresh.load(&path).unwrap_err();
+    assert!(matches!(err, Error::Core(CoreError::UnsupportedVersion { kept_aside: Some(_), .. })), "{err:?}");
+    assert!(!path.exists(), "the refused file was moved aside");
+    assert_eq!(fresh.ledger().pattern_count(), 0, "a failed load changes nothing");
+
+    std::fs::write(&path, &newer).unwrap();
+    match fresh.load_with_recovery(&path).unwrap() {
+        LoadOutcome::FromBackup { primary_error, .. } => assert!(
+            matches!(*primary_error, CoreError::UnsupportedVersion { kept_aside: Some(_), .. }),
+            "{primary_error:?}"
+        ),
+        other => panic!("expected the backup, got {other:?}"),
+    }
+    assert_eq!(fresh.ledger(), p.ledger());
+}
