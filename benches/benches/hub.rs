@@ -13,7 +13,13 @@
 //!   them (sleep, NAc decay, pattern fitting, promotion, consolidation, checkpoint of every
 //!   store; issue 13: ≤ 50 ms).
 //!
-//! Run with `cargo bench -p maxim-benches --bench hub`.
+//! Each benchmark also prints the CPU time the benchmark's own thread spent per operation
+//! (read from `/proc/thread-self/schedstat` on Linux): on the shared machine wall-clock
+//! figures grow with the other processes' load, CPU time much less. (The journals' group
+//! commit runs on background threads, and a wait for `fsync` is not CPU time: the session
+//! end's wall time is the figure that counts there.)
+//!
+//! Run with `cargo bench -p maxim-benches --bench hub -- --warm-up-time 1 --measurement-time 3`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -57,14 +63,34 @@ fn big_config(n: usize) -> HippocampusConfig {
     config
 }
 
+/// The CPU time this thread has run, in nanoseconds (Linux; 0 elsewhere).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Prints the CPU time per operation of a run, beside its wall time.
+fn print_cpu(what: &str, ops: u64, wall: Duration, cpu_ns: u64) {
+    let ops = ops.max(1) as f64;
+    eprintln!(
+        "{what}: wall {:.2} µs/op, thread CPU {:.2} µs/op over {ops} ops",
+        wall.as_secs_f64() * 1e6 / ops,
+        cpu_ns as f64 / 1e3 / ops
+    );
+}
+
 /// Seconds per capture of `n` episodes into whatever `capture` writes to, made fresh by `fresh`.
 fn per_capture<S>(
+    what: &str,
     n: usize,
     iters: u64,
     fresh: impl Fn(&tempfile::TempDir, &ManualClock) -> S,
     capture: impl Fn(&mut S, NewEpisode),
 ) -> Duration {
     let mut total = Duration::ZERO;
+    let mut cpu = 0;
     for _ in 0..iters.div_ceil(n as u64) {
         let dir = tempfile::tempdir().unwrap();
         let clock = ManualClock::new(Timestamp::from_secs(T0));
@@ -72,12 +98,15 @@ fn per_capture<S>(
         let mut rng = SplitMix64::new(7);
         let episodes: Vec<NewEpisode> = (0..n).map(|_| episode(&mut rng)).collect();
         let start = Instant::now();
+        let cpu_start = thread_cpu_ns();
         for (i, e) in episodes.into_iter().enumerate() {
             clock.set(Timestamp::from_secs(T0 + 60 * i as i64));
             capture(&mut store, e);
         }
+        cpu += thread_cpu_ns() - cpu_start;
         total += start.elapsed();
     }
+    print_cpu(what, iters.div_ceil(n as u64) * n as u64, total, cpu);
     // Criterion asked for `iters` captures; report that many captures' worth.
     total.mul_f64(iters as f64 / (iters.div_ceil(n as u64) * n as u64) as f64)
 }
@@ -89,6 +118,7 @@ fn capture(c: &mut Criterion) {
     group.bench_function("capture/10000", |b| {
         b.iter_custom(|iters| {
             per_capture(
+                "hub/capture/10000",
                 N,
                 iters,
                 |dir, clock| {
@@ -109,6 +139,7 @@ fn capture(c: &mut Criterion) {
     group.bench_function("hippocampus_capture/10000", |b| {
         b.iter_custom(|iters| {
             per_capture(
+                "hub/hippocampus_capture/10000",
                 N,
                 iters,
                 |dir, clock| {
@@ -165,7 +196,19 @@ fn knowledge_context(c: &mut Criterion) {
     let query = KnowledgeQuery::Seeds(last[..3].to_vec());
     let mut group = c.benchmark_group("hub");
     group.bench_function("knowledge_context", |b| {
-        b.iter(|| black_box(hub.knowledge_context(&query, 8).unwrap()));
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            let cpu_start = thread_cpu_ns();
+            for _ in 0..iters {
+                black_box(hub.knowledge_context(&query, 8).unwrap());
+            }
+            let cpu = thread_cpu_ns() - cpu_start;
+            let wall = start.elapsed();
+            if iters > 1_000 {
+                print_cpu("hub/knowledge_context", iters, wall, cpu);
+            }
+            wall
+        });
     });
     group.finish();
 }
@@ -193,8 +236,12 @@ fn session_end(c: &mut Criterion) {
                     hub.capture(episode(&mut rng)).unwrap();
                 }
                 let start = Instant::now();
+                let cpu_start = thread_cpu_ns();
                 let report = black_box(hub.on_session_end());
-                total += start.elapsed();
+                let cpu = thread_cpu_ns() - cpu_start;
+                let wall = start.elapsed();
+                total += wall;
+                print_cpu("hub/session_end/1000", 1, wall, cpu);
                 eprintln!("session end steps (ms): {:?}", report.step_millis);
             }
             total

@@ -79,6 +79,15 @@ impl AngularGyrus {
         result
     }
 
+    /// Makes every journaled write durable now, whatever the sync policy (nothing for a
+    /// layer in memory). Access bookkeeping is not journaled and waits for a checkpoint.
+    pub fn sync(&mut self) -> Result<()> {
+        match &mut self.journal {
+            Some(j) => Ok(j.dir.sync()?),
+            None => Ok(()),
+        }
+    }
+
     /// The sequence number of the last journaled operation, or the one the last loaded
     /// snapshot recorded.
     pub(crate) fn journal_seq(&self) -> u64 {

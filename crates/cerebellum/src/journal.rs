@@ -81,4 +81,13 @@ impl Cerebellum {
         self.journal = Some(journal);
         result
     }
+
+    /// Makes every journaled write durable now, whatever the sync policy (nothing for a
+    /// store in memory). Access bookkeeping is not journaled and waits for a checkpoint.
+    pub fn sync(&mut self) -> Result<()> {
+        match &mut self.journal {
+            Some(journal) => Ok(journal.sync()?),
+            None => Ok(()),
+        }
+    }
 }

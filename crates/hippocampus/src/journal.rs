@@ -133,6 +133,15 @@ impl Hippocampus {
         result
     }
 
+    /// Makes every journaled write durable now, whatever the sync policy (nothing for a
+    /// layer in memory). Access bookkeeping is not journaled and waits for a checkpoint.
+    pub fn sync(&mut self) -> Result<()> {
+        match &mut self.journal {
+            Some(j) => Ok(j.dir.sync()?),
+            None => Ok(()),
+        }
+    }
+
     /// Journals `op` when the layer is open on a directory (nothing otherwise). Refuses
     /// while the layer is ahead of its files (a consolidation that could not checkpoint).
     pub(crate) fn journal_op(&mut self, op: &Op) -> Result<()> {

@@ -523,7 +523,7 @@ fn pick_all(
 }
 
 /// Keeps the [`MAX_RELATIONSHIPS`] heaviest relationships, ties in their given order.
-fn keep_heaviest(relations: &mut Vec<ContextRelation>) {
+pub(crate) fn keep_heaviest(relations: &mut Vec<ContextRelation>) {
     if relations.len() > MAX_RELATIONSHIPS {
         relations.sort_by(|a, b| b.weight.total_cmp(&a.weight));
         relations.truncate(MAX_RELATIONSHIPS);

@@ -317,3 +317,155 @@ fn recall_finds_what_was_said_and_says_why() {
             .all(|h| h.record.id != sister)
     );
 }
+
+/// The journal and snapshot files of `store` under the partition directory `dir`.
+fn store_files(dir: &Path, store: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let sub = dir.join(store);
+    (sub.join(format!("{store}.journal")), sub.join(format!("{store}.snap")))
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+const STORES: [&str; 8] =
+    ["hippocampus", "atl", "angular_gyrus", "crossgraph", "nac", "promoter", "cerebellum", "scn"];
+/// Bytes of a journal file's header.
+const HEADER: u64 = maxim::maxim_core::journal::JOURNAL_HEADER_LEN as u64;
+
+fn config(min_bytes: u64, growth: f64) -> maxim::HubConfig {
+    let mut config = maxim::HubConfig::default();
+    config.compact_min_bytes = min_bytes;
+    config.compact_growth = growth;
+    config
+}
+
+/// A hub whose journals write every entry at once, so their file sizes are exact.
+fn open_hub(data: &Path, clock: &ManualClock, config: maxim::HubConfig) -> MemoryHub {
+    MemoryHub::builder()
+        .data_dir(data)
+        .clock(clock.shared())
+        .config(config)
+        .sync_policy(maxim::maxim_core::journal::SyncPolicy::Never)
+        .id_seed(21)
+        .open()
+        .unwrap()
+}
+
+/// 50 captures of day `day`, in a session left open.
+fn capture_day(hub: &mut MemoryHub, clock: &ManualClock, day: i64) {
+    hub.on_session_start();
+    for k in 0..50 {
+        clock.set(Timestamp::from_secs(T0 + day * 86_400 + 21_600 + 1_000 * k));
+        let room = ["kitchen", "hall", "study"][(k % 3) as usize];
+        hub.capture(episode("navigate", "go to the kitchen", &["mug"], &["bob"], room, k % 4 != 0)).unwrap();
+    }
+}
+
+#[test]
+fn a_session_end_compacts_only_the_journals_past_the_threshold() {
+    let data = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let mut hub = open_hub(data.path(), &clock, maxim::HubConfig::default());
+    let dir = hub.dir().unwrap().to_path_buf();
+    hub.checkpoint().unwrap();
+    let snapshots: Vec<Vec<u8>> =
+        STORES.iter().map(|s| std::fs::read(store_files(&dir, s).1).unwrap()).collect();
+
+    // A day of 50 episodes journals far less than the default 1 MiB: no store but the
+    // episodic one (which its own sleep checkpoints) has its snapshot rewritten.
+    capture_day(&mut hub, &clock, 0);
+    let report = hub.on_session_end();
+    assert!(report.persisted, "{:?}", report.failures);
+    assert!(report.compacted.is_empty(), "{:?}", report.compacted);
+    for (store, before) in STORES.iter().zip(&snapshots).skip(1) {
+        let (journal, snapshot) = store_files(&dir, store);
+        assert_eq!(&std::fs::read(snapshot).unwrap(), before, "{store} was rewritten");
+        assert!(file_len(&journal) >= HEADER, "{store}");
+    }
+    assert!(file_len(&store_files(&dir, "atl").0) > 1_000, "the day is in the ATL's journal");
+    drop(hub);
+
+    // A threshold of 2 KiB: the stores whose journals grew past it (and past their
+    // snapshots) are compacted, the others are not.
+    let mut hub = open_hub(data.path(), &clock, config(2_048, 1.0));
+    capture_day(&mut hub, &clock, 1);
+    let before: Vec<(u64, u64)> = STORES
+        .iter()
+        .map(|s| {
+            let (j, n) = store_files(&dir, s);
+            (file_len(&j) - HEADER, file_len(&n))
+        })
+        .collect();
+    let report = hub.on_session_end();
+    assert!(report.persisted, "{:?}", report.failures);
+    assert!(report.compacted.contains(&"atl") && report.compacted.contains(&"crossgraph"), "{report:?}");
+    assert!(!report.compacted.contains(&"cerebellum"), "no skill was written: {report:?}");
+    for (store, (journal, snapshot)) in STORES.iter().zip(before) {
+        let (j, n) = store_files(&dir, store);
+        if report.compacted.contains(store) {
+            assert_eq!(file_len(&j), HEADER, "{store}: a compacted journal is its header");
+        } else {
+            // Not compacted: at the persist step (after what the cycle itself journaled)
+            // the journal was within the threshold, and the snapshot is the old one.
+            let entries = file_len(&j) - HEADER;
+            assert!(entries < 2_048 || entries < file_len(&n), "{store}: {entries} bytes ({journal} before)");
+            if *store != "hippocampus" {
+                assert_eq!(file_len(&n), snapshot, "{store}");
+            }
+        }
+    }
+    drop(hub);
+
+    // Growth 0 and no minimum: every store, at every session end.
+    let mut hub = open_hub(data.path(), &clock, config(0, 0.0));
+    hub.on_session_start();
+    let report = hub.on_session_end();
+    assert_eq!(report.compacted.len(), 8, "{report:?}");
+    for store in STORES {
+        assert_eq!(file_len(&store_files(&dir, store).0), HEADER, "{store}");
+    }
+}
+
+#[test]
+fn a_reopen_after_session_ends_without_compaction_loses_nothing() {
+    let data = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let mut rng = SplitMix64::new(9);
+    let mut hub = open_hub(data.path(), &clock, maxim::HubConfig::default());
+    for day in 0..5 {
+        live_day(&mut hub, &clock, &mut rng, day);
+    }
+    capture_day(&mut hub, &clock, 5);
+    let report = hub.on_session_end();
+    assert!(report.persisted && report.compacted.is_empty(), "{report:?}");
+    assert!(!hub.angular_gyrus().patterns().is_empty(), "the days fitted patterns");
+    let before = hub.export();
+    let stats = hub.stats();
+    drop(hub);
+    let hub = open_hub(data.path(), &clock, maxim::HubConfig::default());
+    assert_eq!(hub.stats(), stats);
+    // The same records, whatever order the reopened stores list them in.
+    let sorted = |v: &serde_json::Value| -> Vec<String> {
+        let mut items: Vec<String> = v.as_array().unwrap().iter().map(ToString::to_string).collect();
+        items.sort();
+        items
+    };
+    let after = hub.export();
+    for (key, value) in before.as_object().unwrap() {
+        if value.is_array() {
+            assert_eq!(sorted(value), sorted(&after[key]), "{key}");
+        } else {
+            assert_eq!(value, &after[key], "{key}");
+        }
+    }
+}
+
+#[test]
+fn the_compaction_settings_are_checked() {
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    for growth in [-1.0, f64::NAN, f64::INFINITY] {
+        let err = MemoryHub::builder().clock(clock.shared()).config(config(0, growth)).build().unwrap_err();
+        assert!(err.to_string().contains("compact_growth"), "{err}");
+    }
+}

@@ -68,4 +68,13 @@ impl Nac {
         self.journal = Some(dir);
         result
     }
+
+    /// Makes every journaled write durable now, whatever the sync policy (nothing for a
+    /// store in memory).
+    pub fn sync(&mut self) -> Result<()> {
+        match &mut self.journal {
+            Some(dir) => Ok(dir.sync()?),
+            None => Ok(()),
+        }
+    }
 }

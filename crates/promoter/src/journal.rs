@@ -98,6 +98,15 @@ impl SemanticPromoter {
         result
     }
 
+    /// Makes every journaled change durable now, whatever the sync policy (nothing for a
+    /// promoter in memory). The counters are not journaled and wait for a checkpoint.
+    pub fn sync(&mut self) -> Result<()> {
+        match &mut self.journal {
+            Some(store) => Ok(store.sync()?),
+            None => Ok(()),
+        }
+    }
+
     /// Journals `op` when the promoter is open on a directory, then applies it to the ledger;
     /// when the journal refuses it, nothing changes.
     pub(crate) fn record(&mut self, op: Op) -> Result<()> {

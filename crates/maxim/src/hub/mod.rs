@@ -20,8 +20,8 @@
 //! - **deletion cascades**: whatever removes a record anywhere (a forget, sleep, eviction,
 //!   consolidation) removes its edges, its causal evidence and the references to it;
 //! - **sessions** ([`MemoryHub::on_session_end`]): promotion through the randomness gate,
-//!   pattern fitting, consolidation of every layer and a checkpoint of every store, each
-//!   step reported and none stopping the others;
+//!   pattern fitting, consolidation of every layer, the journals synced and those that have
+//!   grown past their snapshots compacted, each step reported and none stopping the others;
 //! - **queries** across layers ([`MemoryHub::recall_with_knowledge`],
 //!   [`MemoryHub::knowledge_context`]) and the seed-004 rules as calls
 //!   ([`MemoryHub::forget`], [`MemoryHub::export`]);
@@ -97,6 +97,15 @@ pub struct HubConfig {
     pub min_fit_days: usize,
     /// Most events kept per metric series (default 20,000; the oldest go first).
     pub max_metric_events: usize,
+    /// A session end compacts a store (snapshot saved, journal started afresh) when its
+    /// journal holds at least this many times its snapshot's bytes (default 1.0: the
+    /// journal has doubled what the store holds, as Redis's `auto-aof-rewrite-percentage`
+    /// 100); other stores only have their journal synced. 0 with `compact_min_bytes` 0
+    /// compacts every store at every session end. Finite, not negative.
+    pub compact_growth: f64,
+    /// ... and at least this many bytes (default 1 MiB, so that small stores are not
+    /// rewritten for a few entries; Redis's `auto-aof-rewrite-min-size`).
+    pub compact_min_bytes: u64,
 }
 
 impl Default for HubConfig {
@@ -109,6 +118,8 @@ impl Default for HubConfig {
             min_fit_events: 30,
             min_fit_days: 4,
             max_metric_events: 20_000,
+            compact_growth: 1.0,
+            compact_min_bytes: 1 << 20,
         }
     }
 }
@@ -119,6 +130,8 @@ impl HubConfig {
         maxim_core::check_unit("nac_decay", self.nac_decay)?;
         maxim_core::check_unit("promotion_min_confidence", self.promotion_min_confidence)?;
         maxim_core::check_unit("min_context_trust", self.min_context_trust)?;
+        maxim_core::check_finite("compact_growth", self.compact_growth)?;
+        maxim_core::check_non_negative("compact_growth", self.compact_growth)?;
         if self.min_fit_events < 3 {
             return Err(
                 maxim_core::Error::invalid("min_fit_events", "at least 3 events are needed to fit").into()

@@ -17,7 +17,7 @@
 //! trust floor are listed apart, as information that never authorises anything. Reads here
 //! never write: no access is recorded.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
 use crossgraph::{CrossActivation, CrossParams, LayerGraphs};
 use hippocampus::RecallFilter;
@@ -26,7 +26,9 @@ use maxim_core::{
 };
 
 use super::{MemoryHub, Result};
-use crate::context::{self, ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions};
+use crate::context::{
+    self, Candidate, ContextRelation, KnowledgeContext, KnowledgeEntry, LowTrust, RankOptions,
+};
 
 /// What a knowledge context is built from.
 #[derive(Debug, Clone, PartialEq)]
@@ -256,7 +258,9 @@ impl MemoryHub {
                 format!("{} records", ids.len()),
             ),
         };
-        let mut reached: HashMap<LayerRecord, f64> = HashMap::with_capacity(64);
+        // Every knowledge record reached, as bare numbers: full entries (names, definitions,
+        // relationships) are built for the few that are listed.
+        let mut pool: Vec<(LayerRecord, Candidate)> = Vec::new();
         if !seeds.is_empty() {
             let starts: Vec<LayerRecord> = seeds.iter().map(|s| s.0).collect();
             // Seeds pass activation to their knowledge, never through the episodic graph.
@@ -264,41 +268,103 @@ impl MemoryHub {
                 .with(LayerKind::Atl, self.atl.concept_graph())
                 .with(LayerKind::AngularGyrus, self.angular_gyrus.math_graph())
                 .with(LayerKind::Cerebellum, self.skills.skill_graph());
-            for (record, act) in self.graph.activate_with(&starts, &layers, &knowledge_params()).iter() {
-                reached.insert(record, act);
-            }
+            let activation = self.graph.activate_with(&starts, &layers, &knowledge_params());
+            pool.reserve(activation.len() + seeds.len());
+            // A knowledge record that is a seed counts with the larger of its own match and
+            // its activation (episodes are never listed: they need no merging).
+            let mut own: Vec<(LayerRecord, f64)> = Vec::new();
             for &(record, act) in &seeds {
-                let slot = reached.entry(record).or_insert(0.0);
-                *slot = slot.max(act);
+                if record.layer == LayerKind::Hippocampus {
+                    continue;
+                }
+                match own.iter_mut().find(|(r, _)| *r == record) {
+                    Some(slot) => slot.1 = slot.1.max(act),
+                    None => own.push((record, act)),
+                }
+            }
+            for (record, act) in activation.iter() {
+                let act = match own.iter_mut().find(|(r, _)| *r == record) {
+                    Some(slot) => std::mem::replace(&mut slot.1, f64::NAN).max(act),
+                    None => act,
+                };
+                pool.extend(self.knowledge_candidate(record, act).map(|c| (record, c)));
+            }
+            for (record, act) in own {
+                if !act.is_nan() {
+                    pool.extend(self.knowledge_candidate(record, act).map(|c| (record, c)));
+                }
             }
         }
-        let mut candidates: Vec<KnowledgeEntry> =
-            reached.iter().filter_map(|(&record, &act)| self.knowledge_entry(record, act)).collect();
-        if candidates.is_empty() {
-            candidates = self.fallback_entries();
+        if pool.is_empty() {
+            pool = self.fallback_candidates();
         }
-        let options = RankOptions {
-            limit: usize::MAX,
-            min_trust: self.config.min_context_trust,
-            low_trust: LowTrust::List { limit: 3 },
+        let min_trust = self.config.min_context_trust;
+        let numbers: Vec<Candidate> = pool.iter().map(|p| p.1).collect();
+        let chosen = context::select(
+            &numbers,
+            &RankOptions { limit, min_trust, low_trust: LowTrust::List { limit: LOW_TRUST_LISTED } },
+        )?;
+        let listed = one_of_each_layer_first(&pool, &chosen.entries, limit, min_trust);
+        let entry = |idx: usize, below: bool| -> Result<KnowledgeEntry> {
+            let (record, c) = pool[idx];
+            let mut e =
+                self.knowledge_entry(record, c.activation).ok_or(super::Error::UnknownRecord { id: c.id })?;
+            e.validate()?;
+            e.relevance = c.relevance();
+            e.below_trust_floor = below;
+            context::keep_heaviest(&mut e.relationships);
+            Ok(e)
         };
-        let mut ranked = context::rank_with(candidates, &options)?;
-        ranked.entries = one_of_each_layer_first(std::mem::take(&mut ranked.entries), limit);
-        Ok(ranked.with_query(asked))
+        let entries = listed.iter().map(|&i| entry(i, false)).collect::<Result<Vec<_>>>()?;
+        let low_trust = chosen.low_trust.iter().map(|&i| entry(i, true)).collect::<Result<Vec<_>>>()?;
+        Ok(KnowledgeContext { query: asked, entries, low_trust })
     }
 
     /// The most confident concepts and patterns, with no activation.
-    fn fallback_entries(&self) -> Vec<KnowledgeEntry> {
-        let mut out: Vec<KnowledgeEntry> = MemoryLayer::iter(&self.atl)
+    fn fallback_candidates(&self) -> Vec<(LayerRecord, Candidate)> {
+        let mut out: Vec<(LayerRecord, Candidate)> = MemoryLayer::iter(&self.atl)
             .filter(|r| r.confidence() >= 0.5)
-            .filter_map(|r| self.knowledge_entry(LayerRecord::new(LayerKind::Atl, r.id()), 0.0))
+            .map(|r| LayerRecord::new(LayerKind::Atl, r.id()))
+            .filter_map(|record| self.knowledge_candidate(record, 0.0).map(|c| (record, c)))
             .collect();
         out.extend(
-            self.angular_gyrus.patterns().into_iter().filter_map(|r| {
-                self.knowledge_entry(LayerRecord::new(LayerKind::AngularGyrus, r.meta.id), 0.0)
-            }),
+            self.angular_gyrus
+                .patterns()
+                .into_iter()
+                .map(|r| LayerRecord::new(LayerKind::AngularGyrus, r.meta.id))
+                .filter_map(|record| self.knowledge_candidate(record, 0.0).map(|c| (record, c))),
         );
         out
+    }
+
+    /// The ranking numbers of a knowledge record, exactly when
+    /// [`knowledge_entry`](Self::knowledge_entry) makes an entry of it (with the same
+    /// confidence and trust), without building any of its text.
+    fn knowledge_candidate(&self, record: LayerRecord, activation: f64) -> Option<Candidate> {
+        let id = record.id;
+        let (confidence, trust) = match record.layer {
+            LayerKind::Hippocampus => return None,
+            LayerKind::Atl => {
+                let r = self.atl.record(id)?;
+                (r.confidence(), r.meta().trust)
+            }
+            LayerKind::AngularGyrus => {
+                let entry = self.angular_gyrus.record(id)?;
+                if entry.is_built_in() {
+                    return None;
+                }
+                let r = entry.as_full()?;
+                (r.confidence, r.meta.trust)
+            }
+            LayerKind::Cerebellum => {
+                let s = self.skills.skill(id)?;
+                if s.is_retired() {
+                    return None;
+                }
+                (s.success_rate(), s.meta.trust)
+            }
+        };
+        Some(Candidate { id, activation, confidence, trust })
     }
 
     /// The context entry of a knowledge record (`None` for episodes, built-in constants and
@@ -379,16 +445,52 @@ impl MemoryHub {
     }
 }
 
-/// The first `limit` of `ranked` (best first), except that the best entry of every layer
-/// present is kept; the result stays in rank order.
-fn one_of_each_layer_first(ranked: Vec<KnowledgeEntry>, limit: usize) -> Vec<KnowledgeEntry> {
-    let mut keep = vec![false; ranked.len()];
+/// How many entries below the trust floor a knowledge context lists apart.
+const LOW_TRUST_LISTED: usize = 3;
+
+/// The positions in `pool` a knowledge context lists, best first: the first `limit` of the
+/// ranking (relevance, then id, then position) of the entries at or above `min_trust`,
+/// except that the best entry of every layer present is kept. `top` is that ranking's first
+/// `limit` ([`context::select`]).
+///
+/// Only `top` and the layers' best are ranked: the places that do not go to a layer's best
+/// go to the best of the rest, and those are all among `top`.
+fn one_of_each_layer_first(
+    pool: &[(LayerRecord, Candidate)],
+    top: &[usize],
+    limit: usize,
+    min_trust: f64,
+) -> Vec<usize> {
+    let rank = |a: usize, b: usize| {
+        let (x, y) = (&pool[a].1, &pool[b].1);
+        y.relevance().total_cmp(&x.relevance()).then(x.id.cmp(&y.id)).then(a.cmp(&b))
+    };
+    // The best of each layer, among the entries at or above the floor.
+    let mut best: [Option<usize>; 4] = [None; 4];
+    for (i, (record, c)) in pool.iter().enumerate() {
+        if c.trust.get() < min_trust {
+            continue;
+        }
+        let slot = &mut best[layer_slot(record.layer)];
+        if slot.is_none_or(|b| rank(i, b).is_lt()) {
+            *slot = Some(i);
+        }
+    }
+    let mut order: Vec<usize> = top.to_vec();
+    for b in best.into_iter().flatten() {
+        if !order.contains(&b) {
+            order.push(b);
+        }
+    }
+    order.sort_by(|&a, &b| rank(a, b));
+    let mut keep = vec![false; order.len()];
     let mut layers_seen: Vec<LayerKind> = Vec::with_capacity(4);
     let mut kept = 0;
-    for (i, e) in ranked.iter().enumerate() {
-        if kept < limit && !layers_seen.contains(&e.layer) {
-            layers_seen.push(e.layer);
-            keep[i] = true;
+    for (k, &i) in order.iter().enumerate() {
+        let layer = pool[i].0.layer;
+        if kept < limit && !layers_seen.contains(&layer) {
+            layers_seen.push(layer);
+            keep[k] = true;
             kept += 1;
         }
     }
@@ -401,7 +503,17 @@ fn one_of_each_layer_first(ranked: Vec<KnowledgeEntry>, limit: usize) -> Vec<Kno
             kept += 1;
         }
     }
-    ranked.into_iter().zip(keep).filter_map(|(e, k)| k.then_some(e)).collect()
+    order.into_iter().zip(keep).filter_map(|(i, k)| k.then_some(i)).collect()
+}
+
+/// A dense position for each layer.
+fn layer_slot(layer: LayerKind) -> usize {
+    match layer {
+        LayerKind::Hippocampus => 0,
+        LayerKind::Atl => 1,
+        LayerKind::AngularGyrus => 2,
+        LayerKind::Cerebellum => 3,
+    }
 }
 
 /// One line about an episode: its tool, goal, outcome and what it saw.

@@ -13,13 +13,25 @@
 //!    ATL and the cross-layer graph (before consolidation, so the episodes still exist when
 //!    the edges form);
 //! 5. **consolidation** of the ATL, the angular gyrus and the skills (removals cascade);
-//! 6. **persist**: every store is checkpointed (snapshot saved, journal started afresh) and
-//!    the statistician and the metric series are saved.
+//! 6. **persist**: every store's journal is made durable (`fsync`); a store whose journal
+//!    has grown to [`HubConfig::compact_growth`] times its snapshot, and to at least
+//!    [`HubConfig::compact_min_bytes`], is compacted: checkpointed, its snapshot saved and
+//!    its journal started afresh. The statistician and the metric series are saved. The
+//!    stores are persisted side by side, on a thread each, so their `fsync`s overlap.
 //!
 //! Nothing waits for a session end to be durable: every write was journaled when it was
-//! acknowledged. The checkpoint bounds how much journal the next open replays.
+//! acknowledged. Compaction bounds how much journal the next open replays, as Redis
+//! rewrites its append-only file when it has grown by a percentage: rewriting every
+//! snapshot at every session end costs a full save of every store (four `fsync`s each)
+//! for journals that may hold a few kilobytes. [`MemoryHub::checkpoint`] compacts every
+//! store now. What a layer does not journal (access bookkeeping, counters) reaches the
+//! disk when that layer is compacted.
+//!
+//! [`HubConfig::compact_growth`]: super::HubConfig::compact_growth
+//! [`HubConfig::compact_min_bytes`]: super::HubConfig::compact_min_bytes
 
 use std::fmt;
+use std::path::Path;
 
 use angular_gyrus::fit::{CosinorFit, FitConfig, Period, TrendFit};
 use angular_gyrus::patterns::{cosinor_name, trend_name};
@@ -95,8 +107,12 @@ pub struct SessionReport {
     pub skills_consolidated: usize,
     /// Records removed anywhere, cascaded to every layer.
     pub cascaded: usize,
-    /// Whether every store was checkpointed.
+    /// Whether every store was persisted (its journal made durable, compacted when due)
+    /// and the statistician and the metric series saved.
     pub persisted: bool,
+    /// The stores whose journals were compacted into a fresh snapshot (`hippocampus`,
+    /// `atl`, `angular_gyrus`, `crossgraph`, `nac`, `promoter`, `cerebellum`, `scn`).
+    pub compacted: Vec<&'static str>,
     /// Steps that failed; the others ran.
     pub failures: Vec<StepFailure>,
     /// Seconds the session lasted (by the hub's clock).
@@ -165,8 +181,11 @@ impl MemoryHub {
             report.step_millis.push((step, (now - lap).as_secs_f64() * 1e3));
             lap = now;
         };
-        // 1. Sleep.
+        // 1. Sleep (it ends with a checkpoint of the episodic layer: when that fails, the
+        // layer refuses writes until one succeeds, so the persist step compacts it).
+        let failed_checkpoints = self.hippocampus.counters().checkpoint_failures;
         let sleep = self.hippocampus.sleep();
+        let episodic_behind = self.hippocampus.counters().checkpoint_failures > failed_checkpoints;
         report.episodes_compressed = sleep.compressed;
         report.episodes_removed = sleep.removed;
         report.episodes_promoted = sleep.promoted;
@@ -219,9 +238,10 @@ impl MemoryHub {
         self.reindex_knowledge();
 
         // 6. Persist.
-        let failures = self.checkpoint_all();
-        report.persisted = failures.is_empty();
-        report.failures.extend(failures);
+        let persisted = self.persist(false, episodic_behind);
+        report.persisted = persisted.failures.is_empty();
+        report.compacted = persisted.compacted;
+        report.failures.extend(persisted.failures);
         time(report, "persist");
     }
 
@@ -316,27 +336,97 @@ impl MemoryHub {
     /// Checkpoints every store and saves the statistician and the metric series; returns the
     /// failures (the other stores are still checkpointed). An in-memory hub has nothing to do.
     pub(super) fn checkpoint_all(&mut self) -> Vec<StepFailure> {
-        let Some(dir) = self.dir.clone() else { return Vec::new() };
-        let mut failures = Vec::new();
-        let mut check = |what: &str, r: std::result::Result<(), String>| {
-            if let Err(e) = r {
-                failures.push(StepFailure { step: "persist", error: format!("{what}: {e}") });
-            }
-        };
-        check("hippocampus", self.hippocampus.checkpoint().map_err(|e| e.to_string()));
-        check("atl", self.atl.checkpoint().map_err(|e| e.to_string()));
-        check("angular gyrus", self.angular_gyrus.checkpoint().map_err(|e| e.to_string()));
-        check("cross-layer graph", self.graph.checkpoint().map_err(|e| e.to_string()));
-        check("nac", self.nac.checkpoint().map_err(|e| e.to_string()));
-        check("promoter", self.promoter.checkpoint().map_err(|e| e.to_string()));
-        check("cerebellum", self.skills.checkpoint().map_err(|e| e.to_string()));
-        check("scn", self.scn.checkpoint().map_err(|e| e.to_string()));
-        let hub = dir.join("hub");
-        check("statistician", self.statistician.save(hub.join(STATISTICIAN_FILE)).map_err(|e| e.to_string()));
-        check("metric series", self.metrics.save(&hub.join(METRICS_FILE)).map_err(|e| e.to_string()));
-        failures
+        self.persist(true, true).failures
     }
 
+    /// The persist step (module docs, 6): every store synced, and compacted when `all` or
+    /// when its journal is due (the episodic layer also when `episodic_behind`); the
+    /// statistician and the metric series saved. The stores are independent, so each is
+    /// persisted on a thread of its own.
+    fn persist(&mut self, all: bool, episodic_behind: bool) -> Persisted {
+        let Some(dir) = self.dir.clone() else { return Persisted::default() };
+        let policy =
+            Compaction { all, growth: self.config.compact_growth, min_bytes: self.config.compact_min_bytes };
+        let hub = dir.join("hub");
+        let Self {
+            hippocampus,
+            atl,
+            angular_gyrus,
+            graph,
+            nac,
+            promoter,
+            skills,
+            scn,
+            statistician,
+            metrics,
+            ..
+        } = self;
+        let (dir, hub) = (&dir, &hub);
+        let episodic = Compaction { all: all || episodic_behind, ..policy };
+        let outcomes: Vec<(&'static str, std::thread::Result<Result<bool, String>>)> =
+            std::thread::scope(|s| {
+                let handles = [
+                    (
+                        "hippocampus",
+                        s.spawn(move || {
+                            persist_store(dir, hippocampus::SNAPSHOT_KIND, hippocampus, episodic)
+                        }),
+                    ),
+                    ("atl", s.spawn(move || persist_store(dir, atl::LAYER_NAME, atl, policy))),
+                    (
+                        "angular_gyrus",
+                        s.spawn(move || {
+                            persist_store(dir, angular_gyrus::SNAPSHOT_KIND, angular_gyrus, policy)
+                        }),
+                    ),
+                    (
+                        "crossgraph",
+                        s.spawn(move || persist_store(dir, crossgraph::SNAPSHOT_KIND, graph, policy)),
+                    ),
+                    ("nac", s.spawn(move || persist_store(dir, nac::SNAPSHOT_KIND, nac, policy))),
+                    (
+                        "promoter",
+                        s.spawn(move || persist_store(dir, promoter::SNAPSHOT_KIND, promoter, policy)),
+                    ),
+                    (
+                        "cerebellum",
+                        s.spawn(move || persist_store(dir, cerebellum::SNAPSHOT_KIND, skills, policy)),
+                    ),
+                    ("scn", s.spawn(move || persist_store(dir, crate::scn::SNAPSHOT_KIND, scn, policy))),
+                    (
+                        "statistician",
+                        s.spawn(move || {
+                            statistician
+                                .save(hub.join(STATISTICIAN_FILE))
+                                .map(|()| false)
+                                .map_err(|e| e.to_string())
+                        }),
+                    ),
+                    (
+                        "metric series",
+                        s.spawn(move || {
+                            metrics.save(&hub.join(METRICS_FILE)).map(|()| false).map_err(|e| e.to_string())
+                        }),
+                    ),
+                ];
+                // Every thread is joined before any outcome is looked at.
+                handles.map(|(name, h)| (name, h.join())).into_iter().collect()
+            });
+        let mut out = Persisted::default();
+        for (name, outcome) in outcomes {
+            match outcome {
+                Ok(Ok(true)) => out.compacted.push(name),
+                Ok(Ok(false)) => {}
+                Ok(Err(e)) => {
+                    out.failures.push(StepFailure { step: "persist", error: format!("{name}: {e}") });
+                }
+                Err(_) => {
+                    out.failures.push(StepFailure { step: "persist", error: format!("{name}: panicked") });
+                }
+            }
+        }
+        out
+    }
     /// Checkpoints every store now (what a session end's last step does).
     pub fn checkpoint(&mut self) -> Result<(), Vec<StepFailure>> {
         let failures = self.checkpoint_all();
@@ -348,4 +438,109 @@ fn fail(report: &mut SessionReport, step: &'static str, error: impl fmt::Display
     let error = error.to_string();
     tracing::warn!(step, %error, "session end step failed");
     report.failures.push(StepFailure { step, error });
+}
+
+/// What the persist step did.
+#[derive(Debug, Default)]
+struct Persisted {
+    compacted: Vec<&'static str>,
+    failures: Vec<StepFailure>,
+}
+
+/// When the persist step compacts a store.
+#[derive(Debug, Clone, Copy)]
+struct Compaction {
+    /// Every store, whatever its journal's size (a checkpoint).
+    all: bool,
+    /// [`HubConfig::compact_growth`](super::HubConfig::compact_growth).
+    growth: f64,
+    /// [`HubConfig::compact_min_bytes`](super::HubConfig::compact_min_bytes).
+    min_bytes: u64,
+}
+
+impl Compaction {
+    /// Whether a journal of `journal` bytes of entries after a snapshot of `snapshot` bytes
+    /// is due for compaction: at least `growth` times the snapshot, and at least `min_bytes`
+    /// (so growth 0 and no minimum compact every store, even one with an empty journal).
+    fn due(self, journal: u64, snapshot: u64) -> bool {
+        let grown = journal as f64 >= self.growth * snapshot as f64;
+        self.all || (journal >= self.min_bytes && grown)
+    }
+}
+
+/// A journaled store as the persist step sees it.
+trait Durable: Send {
+    /// Makes every journaled write durable now.
+    fn sync_journal(&mut self) -> Result<(), String>;
+    /// Writes a snapshot and starts a fresh journal.
+    fn compact(&mut self) -> Result<(), String>;
+}
+
+macro_rules! durable {
+    ($($store:ty),*) => {$(
+        impl Durable for $store {
+            fn sync_journal(&mut self) -> Result<(), String> {
+                self.sync().map_err(|e| e.to_string())
+            }
+            fn compact(&mut self) -> Result<(), String> {
+                self.checkpoint().map_err(|e| e.to_string())
+            }
+        }
+    )*};
+}
+
+durable!(
+    hippocampus::Hippocampus,
+    atl::Atl,
+    angular_gyrus::AngularGyrus,
+    crossgraph::CrossLayerGraph,
+    nac::Nac,
+    promoter::SemanticPromoter,
+    cerebellum::Cerebellum,
+    crate::scn::Scn
+);
+
+/// Syncs the store of `kind` (in `dir/<kind>/`) and compacts it when `policy` says it is
+/// due; returns whether it was compacted.
+fn persist_store(
+    dir: &Path,
+    kind: &str,
+    store: &mut dyn Durable,
+    policy: Compaction,
+) -> Result<bool, String> {
+    if !policy.all {
+        store.sync_journal()?;
+        let sub = dir.join(kind);
+        let journal = file_len(&maxim_core::journal::journal_path(&sub, kind))
+            .saturating_sub(maxim_core::journal::JOURNAL_HEADER_LEN as u64);
+        let snapshot = file_len(&maxim_core::journal::snapshot_path(&sub, kind));
+        if !policy.due(journal, snapshot) {
+            return Ok(false);
+        }
+    }
+    store.compact()?;
+    Ok(true)
+}
+
+/// The length of the file at `path` (0 when it cannot be read: a missing snapshot).
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Compaction;
+
+    #[test]
+    fn a_journal_is_due_when_it_has_grown_past_both_bounds() {
+        let c = Compaction { all: false, growth: 1.0, min_bytes: 1_000 };
+        assert!(!c.due(999, 0), "under the minimum");
+        assert!(c.due(1_000, 0), "at the minimum, no snapshot");
+        assert!(!c.due(4_000, 4_001), "under the snapshot's size");
+        assert!(c.due(4_001, 4_001));
+        let half = Compaction { growth: 0.5, ..c };
+        assert!(half.due(2_001, 4_001) && !half.due(1_999, 4_001));
+        assert!(Compaction { all: true, ..c }.due(0, 1 << 30), "a checkpoint compacts all");
+        assert!(Compaction { all: false, growth: 0.0, min_bytes: 0 }.due(0, 1 << 30), "growth 0, no minimum");
+    }
 }
