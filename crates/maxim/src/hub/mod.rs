@@ -414,10 +414,9 @@ impl HubBuilder {
         let mut metrics = MetricLog::new(self.config.max_metric_events);
         if let Some(d) = sub("hub") {
             std::fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
-            let stat_path = d.join(STATISTICIAN_FILE);
-            if stat_path.exists() {
-                statistician.load(&stat_path)?;
-            }
+            // The statistician's series are rebuilt from the episodes anyway: a damaged file
+            // falls back to its backup, and is kept aside rather than stopping the open.
+            statistician.load_with_recovery(d.join(STATISTICIAN_FILE))?;
             metrics = MetricLog::open(&d.join(METRICS_FILE), self.config.max_metric_events)?;
         }
 
