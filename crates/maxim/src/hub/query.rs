@@ -310,6 +310,8 @@ impl MemoryHub {
             let mut e =
                 self.knowledge_entry(record, c.activation).ok_or(super::Error::UnknownRecord { id: c.id })?;
             e.validate()?;
+            // The ranking read the same numbers the entry carries.
+            debug_assert_eq!(Candidate::of(&e), c, "the candidate of {record:?} disagrees with its entry");
             e.relevance = c.relevance();
             e.below_trust_floor = below;
             context::keep_heaviest(&mut e.relationships);
@@ -342,11 +344,14 @@ impl MemoryHub {
     /// confidence and trust), without building any of its text.
     fn knowledge_candidate(&self, record: LayerRecord, activation: f64) -> Option<Candidate> {
         let id = record.id;
-        let (confidence, trust) = match record.layer {
+        let now = self.clock.now();
+        let rank = |trace| maxim_core::rank::RankConfig { trace, ..maxim_core::rank::RankConfig::default() };
+        let (confidence, trust, memory) = match record.layer {
             LayerKind::Hippocampus => return None,
             LayerKind::Atl => {
                 let r = self.atl.record(id)?;
-                (r.confidence(), r.meta().trust)
+                let memory = KnowledgeEntry::memory_of(r.meta(), now, &rank(self.atl.config().trace));
+                (r.confidence(), r.meta().trust, memory)
             }
             LayerKind::AngularGyrus => {
                 let entry = self.angular_gyrus.record(id)?;
@@ -354,17 +359,20 @@ impl MemoryHub {
                     return None;
                 }
                 let r = entry.as_full()?;
-                (r.confidence, r.meta.trust)
+                let memory =
+                    KnowledgeEntry::memory_of(&r.meta, now, &rank(self.angular_gyrus.config().trace));
+                (r.confidence, r.meta.trust, memory)
             }
             LayerKind::Cerebellum => {
                 let s = self.skills.skill(id)?;
                 if s.is_retired() {
                     return None;
                 }
-                (s.success_rate(), s.meta.trust)
+                let memory = KnowledgeEntry::memory_of(&s.meta, now, &self.skills.config().rank);
+                (s.success_rate(), s.meta.trust, memory)
             }
         };
-        Some(Candidate { id, activation, confidence, trust })
+        Some(Candidate { id, activation, confidence, trust, memory })
     }
 
     /// The context entry of a knowledge record (`None` for episodes, built-in constants and
