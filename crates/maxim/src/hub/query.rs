@@ -23,6 +23,7 @@ use crossgraph::{CrossActivation, CrossParams, LayerGraphs};
 use hippocampus::RecallFilter;
 use maxim_core::{
     ActivationParams, CrossEdgeKind, GraphView, LayerKind, LayerRecord, MemoryLayer, MemoryRecord, RecordId,
+    Timestamp,
 };
 
 use super::{MemoryHub, Result};
@@ -258,6 +259,8 @@ impl MemoryHub {
                 format!("{} records", ids.len()),
             ),
         };
+        // One reading of the clock, so a record's numbers when ranked and its listed entry agree.
+        let now = self.clock.now();
         // Every knowledge record reached, as bare numbers: full entries (names, definitions,
         // relationships) are built for the few that are listed.
         let mut pool: Vec<(LayerRecord, Candidate)> = Vec::new();
@@ -287,16 +290,16 @@ impl MemoryHub {
                     Some(slot) => std::mem::replace(&mut slot.1, f64::NAN).max(act),
                     None => act,
                 };
-                pool.extend(self.knowledge_candidate(record, act).map(|c| (record, c)));
+                pool.extend(self.knowledge_candidate(record, act, now).map(|c| (record, c)));
             }
             for (record, act) in own {
                 if !act.is_nan() {
-                    pool.extend(self.knowledge_candidate(record, act).map(|c| (record, c)));
+                    pool.extend(self.knowledge_candidate(record, act, now).map(|c| (record, c)));
                 }
             }
         }
         if pool.is_empty() {
-            pool = self.fallback_candidates();
+            pool = self.fallback_candidates(now);
         }
         let min_trust = self.config.min_context_trust;
         let numbers: Vec<Candidate> = pool.iter().map(|p| p.1).collect();
@@ -307,8 +310,9 @@ impl MemoryHub {
         let listed = one_of_each_layer_first(&pool, &chosen.entries, limit, min_trust);
         let entry = |idx: usize, below: bool| -> Result<KnowledgeEntry> {
             let (record, c) = pool[idx];
-            let mut e =
-                self.knowledge_entry(record, c.activation).ok_or(super::Error::UnknownRecord { id: c.id })?;
+            let mut e = self
+                .knowledge_entry(record, c.activation, now)
+                .ok_or(super::Error::UnknownRecord { id: c.id })?;
             e.validate()?;
             // The ranking read the same numbers the entry carries.
             debug_assert_eq!(Candidate::of(&e), c, "the candidate of {record:?} disagrees with its entry");
@@ -323,18 +327,18 @@ impl MemoryHub {
     }
 
     /// The most confident concepts and patterns, with no activation.
-    fn fallback_candidates(&self) -> Vec<(LayerRecord, Candidate)> {
+    fn fallback_candidates(&self, now: Timestamp) -> Vec<(LayerRecord, Candidate)> {
         let mut out: Vec<(LayerRecord, Candidate)> = MemoryLayer::iter(&self.atl)
             .filter(|r| r.confidence() >= 0.5)
             .map(|r| LayerRecord::new(LayerKind::Atl, r.id()))
-            .filter_map(|record| self.knowledge_candidate(record, 0.0).map(|c| (record, c)))
+            .filter_map(|record| self.knowledge_candidate(record, 0.0, now).map(|c| (record, c)))
             .collect();
         out.extend(
             self.angular_gyrus
                 .patterns()
                 .into_iter()
                 .map(|r| LayerRecord::new(LayerKind::AngularGyrus, r.meta.id))
-                .filter_map(|record| self.knowledge_candidate(record, 0.0).map(|c| (record, c))),
+                .filter_map(|record| self.knowledge_candidate(record, 0.0, now).map(|c| (record, c))),
         );
         out
     }
@@ -342,9 +346,8 @@ impl MemoryHub {
     /// The ranking numbers of a knowledge record, exactly when
     /// [`knowledge_entry`](Self::knowledge_entry) makes an entry of it (with the same
     /// confidence and trust), without building any of its text.
-    fn knowledge_candidate(&self, record: LayerRecord, activation: f64) -> Option<Candidate> {
+    fn knowledge_candidate(&self, record: LayerRecord, activation: f64, now: Timestamp) -> Option<Candidate> {
         let id = record.id;
-        let now = self.clock.now();
         let rank = |trace| maxim_core::rank::RankConfig { trace, ..maxim_core::rank::RankConfig::default() };
         let (confidence, trust, memory) = match record.layer {
             LayerKind::Hippocampus => return None,
@@ -377,9 +380,13 @@ impl MemoryHub {
 
     /// The context entry of a knowledge record (`None` for episodes, built-in constants and
     /// records no layer holds).
-    fn knowledge_entry(&self, record: LayerRecord, activation: f64) -> Option<KnowledgeEntry> {
+    fn knowledge_entry(
+        &self,
+        record: LayerRecord,
+        activation: f64,
+        now: Timestamp,
+    ) -> Option<KnowledgeEntry> {
         let id = record.id;
-        let now = self.clock.now();
         // The layer's own trace settings; the seed's memory score otherwise.
         let rank = |trace| maxim_core::rank::RankConfig { trace, ..maxim_core::rank::RankConfig::default() };
         match record.layer {
