@@ -227,7 +227,10 @@ impl MemoryHub {
         if dangling.is_empty() {
             return OpenReport::default();
         }
-        tracing::warn!(records = dangling.len(), "the cross-layer graph named records no layer holds: removing them");
+        tracing::warn!(
+            records = dangling.len(),
+            "the cross-layer graph named records no layer holds: removing them"
+        );
         self.removed
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
