@@ -2,7 +2,10 @@
 //!
 //! [`McpMemory`] maps the tools onto a [`SharedHub`] with no process and no
 //! runtime, so every tool is unit-testable; [`serve_stdio`] puts it behind
-//! [rmcp](https://docs.rs/rmcp)'s stdio transport on a single-threaded tokio runtime.
+//! [rmcp](https://docs.rs/rmcp)'s stdio transport on a single-threaded tokio runtime, and
+//! `serve_http` (feature `mcp-http`, off by default) behind its streamable HTTP transport on
+//! a loopback address, one hub shared by every HTTP session. Both end the session the same
+//! way when they stop.
 //!
 //! **The reference server's nine tools** (`@modelcontextprotocol/server-memory`), with its
 //! names, argument shapes (`entities`, `relations`, `observations` with `entityName` and
@@ -49,6 +52,8 @@
 //! ```
 
 mod graph;
+#[cfg(feature = "mcp-http")]
+mod http;
 mod limits;
 mod server;
 mod tools;
@@ -60,6 +65,8 @@ use serde_json::Value as Json;
 
 use crate::SharedHub;
 pub use graph::{OBSERVATION_RUN, TYPE_PREFIX};
+#[cfg(feature = "mcp-http")]
+pub use http::{HttpListener, MCP_PATH, loopback_address, serve_http, shutdown_signal};
 pub use server::{INSTRUCTIONS, MaximServer, ServeError, serve_stdio};
 pub use tools::{DATA_NOT_INSTRUCTIONS, ToolSpec, tool_specs};
 
