@@ -760,19 +760,24 @@ mod http {
         stream.write_all(head.as_bytes()).await.unwrap();
         stream.write_all(body.as_bytes()).await.unwrap();
         let mut response = Vec::new();
-        tokio::time::timeout(STEP, stream.read_to_end(&mut response)).await.expect("a reply in time").unwrap();
+        tokio::time::timeout(STEP, stream.read_to_end(&mut response))
+            .await
+            .expect("a reply in time")
+            .unwrap();
         let text = String::from_utf8_lossy(&response).into_owned();
         let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
         let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b).to_owned();
         (status, body)
     }
 
-    const JSON_POST: [&str; 2] = ["Content-Type: application/json", "Accept: application/json, text/event-stream"];
+    const JSON_POST: [&str; 2] =
+        ["Content-Type: application/json", "Accept: application/json, text/event-stream"];
 
     #[tokio::test(flavor = "current_thread")]
     async fn http_sessions_share_one_memory_and_sigterm_ends_the_session() {
         let dir = tempfile::tempdir().unwrap();
-        let server = Server::start(dir.path(), Some("work"), &["--source", "assistant", "--trust", "0.4"]).await;
+        let server =
+            Server::start(dir.path(), Some("work"), &["--source", "assistant", "--trust", "0.4"]).await;
         let a = server.client().await;
         let info = a.peer_info().expect("the server introduced itself");
         assert_eq!(info.server_info.as_ref().map(|s| s.name.as_str()), Some("maxim"));
@@ -829,12 +834,14 @@ mod http {
         ok(&client, "remember", json!({ "text": "before the bad input" })).await;
 
         // Not JSON: a JSON-RPC parse error.
-        let (status, body) = raw(&addr, "POST /mcp", &addr, &JSON_POST, r#"{"jsonrpc": "2.0", "id": 1, "#).await;
+        let (status, body) =
+            raw(&addr, "POST /mcp", &addr, &JSON_POST, r#"{"jsonrpc": "2.0", "id": 1, "#).await;
         assert_eq!(status, 400, "{body}");
         let reply: Value = serde_json::from_str(&body).unwrap();
         assert_eq!((reply["error"]["code"].as_i64(), &reply["id"]), (Some(-32700), &Value::Null), "{reply}");
         // JSON, but not a JSON-RPC message: an invalid-request error with its id.
-        let (status, body) = raw(&addr, "POST /mcp", &addr, &JSON_POST, r#"{"jsonrpc":"2.0","id":5,"method":42}"#).await;
+        let (status, body) =
+            raw(&addr, "POST /mcp", &addr, &JSON_POST, r#"{"jsonrpc":"2.0","id":5,"method":42}"#).await;
         assert_eq!(status, 400, "{body}");
         let reply: Value = serde_json::from_str(&body).unwrap();
         assert_eq!((reply["error"]["code"].as_i64(), &reply["id"]), (Some(-32600), &json!(5)), "{reply}");
@@ -871,10 +878,8 @@ mod http {
             ("example.com:80", 2, "loopback address and port"),
             (taken.as_str(), 1, "cannot listen"),
         ] {
-            let out = command(dir.path(), None, &["--http", addr])
-                .stdin(Stdio::null())
-                .kill_on_drop(true)
-                .output();
+            let out =
+                command(dir.path(), None, &["--http", addr]).stdin(Stdio::null()).kill_on_drop(true).output();
             let out = tokio::time::timeout(STEP, out).await.expect("the server exits").unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(code), "{addr}: {stderr}");

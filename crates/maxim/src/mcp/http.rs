@@ -188,7 +188,10 @@ async fn accept<S: Future<Output = ()>>(
     service.config.cancellation_token.cancel();
     let drained = tokio::time::timeout(GRACE, async { while connections.join_next().await.is_some() {} });
     if drained.await.is_err() {
-        tracing::warn!(open = connections.len(), "HTTP connections still open after the grace period are dropped");
+        tracing::warn!(
+            open = connections.len(),
+            "HTTP connections still open after the grace period are dropped"
+        );
     }
 }
 
@@ -262,7 +265,9 @@ fn invalid_message(bytes: &[u8], e: &serde_json::Error) -> Response<Body> {
         "error": { "code": code, "message": format!("{what}: {e}") },
     });
     let mut response = plain(StatusCode::BAD_REQUEST, error.to_string());
-    response.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+    response
+        .headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
     response
 }
 
@@ -308,16 +313,21 @@ mod tests {
 
     #[test]
     fn loopback_addresses_are_accepted_and_others_refused() {
-        for ok in ["127.0.0.1:8848", " 127.0.0.1:0 ", "[::1]:8848", "localhost:8848", "LOCALHOST:1", "127.1.2.3:9"] {
+        for ok in
+            ["127.0.0.1:8848", " 127.0.0.1:0 ", "[::1]:8848", "localhost:8848", "LOCALHOST:1", "127.1.2.3:9"]
+        {
             assert!(loopback_address(ok).is_ok(), "{ok}");
         }
         assert_eq!(loopback_address("localhost:0").unwrap(), "127.0.0.1:0".parse().unwrap());
-        for far in ["0.0.0.0:8848", "[::]:8848", "192.168.1.2:8848", "[::ffff:127.0.0.1]:8848", "8.8.8.8:80"] {
+        for far in ["0.0.0.0:8848", "[::]:8848", "192.168.1.2:8848", "[::ffff:127.0.0.1]:8848", "8.8.8.8:80"]
+        {
             let err = loopback_address(far).unwrap_err();
             assert!(matches!(err, ServeError::NotLoopback(_)), "{far}: {err}");
             assert!(err.to_string().contains("no authentication"), "{err}");
         }
-        for bad in ["", "8848", "127.0.0.1", "localhost", "localhost:http", "example.com:80", "127.0.0.1:99999"] {
+        for bad in
+            ["", "8848", "127.0.0.1", "localhost", "localhost:http", "example.com:80", "127.0.0.1:99999"]
+        {
             assert!(matches!(loopback_address(bad), Err(ServeError::Address(_))), "{bad:?}");
         }
     }

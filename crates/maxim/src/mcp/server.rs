@@ -115,7 +115,9 @@ pub enum ServeError {
     Runtime(#[from] std::io::Error),
     /// The HTTP address is not an IP address and port (or `localhost:PORT`).
     #[cfg(feature = "mcp-http")]
-    #[error("--http {0:?}: give a loopback address and port, such as 127.0.0.1:8848, [::1]:8848 or localhost:8848")]
+    #[error(
+        "--http {0:?}: give a loopback address and port, such as 127.0.0.1:8848, [::1]:8848 or localhost:8848"
+    )]
     Address(String),
     /// The HTTP address is not a loopback address: the server has no authentication, so it
     /// serves this machine only.
@@ -141,7 +143,11 @@ pub enum ServeError {
 /// drops the runtime (every connection and task with it), ends the session (promotion,
 /// consolidation, persistence, journal compaction) and closes the hub. The stdio and the
 /// HTTP server end alike because both end here.
-pub(super) fn run_session<F, Fut>(hub: MemoryHub, config: McpConfig, serve: F) -> Result<SessionReport, ServeError>
+pub(super) fn run_session<F, Fut>(
+    hub: MemoryHub,
+    config: McpConfig,
+    serve: F,
+) -> Result<SessionReport, ServeError>
 where
     F: FnOnce(MaximServer) -> Fut,
     Fut: Future<Output = Result<(), String>>,

@@ -112,7 +112,8 @@ enum Effect {
 
 /// A tool's code: the arguments (an object, `partition` already checked and removed) in,
 /// the output or the error out.
-type Run = Box<dyn Fn(&McpMemory, serde_json::Map<String, Json>) -> Result<ToolOutput, ToolError> + Send + Sync>;
+type Run =
+    Box<dyn Fn(&McpMemory, serde_json::Map<String, Json>) -> Result<ToolOutput, ToolError> + Send + Sync>;
 
 /// A tool of the catalogue: its spec and its code.
 pub(super) struct Tool {
@@ -135,7 +136,8 @@ fn schema<A: schemars::JsonSchema>() -> serde_json::Map<String, Json> {
     map.remove("title");
     map.insert("type".into(), json!("object"));
     if let Json::Object(properties) = map.entry("properties").or_insert_with(|| json!({})) {
-        properties.insert("partition".into(), json!({ "description": PARTITION_DOC, "type": ["string", "null"] }));
+        properties
+            .insert("partition".into(), json!({ "description": PARTITION_DOC, "type": ["string", "null"] }));
     }
     map
 }
@@ -242,7 +244,9 @@ pub(super) static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
         tool(
             "open_nodes",
             "Open Nodes",
-            data("Open specific nodes in the knowledge graph by their names, with the relations between them."),
+            data(
+                "Open specific nodes in the knowledge graph by their names, with the relations between them.",
+            ),
             Effect::Reads,
             McpMemory::open_nodes,
         ),
