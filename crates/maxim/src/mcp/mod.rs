@@ -415,6 +415,16 @@ mod tests {
         assert_eq!(names, TOOL_NAMES);
         for s in &specs {
             assert_eq!(s.input_schema.get("type"), Some(&json!("object")), "{}", s.name);
+            // Every tool takes the optional partition, and nothing it does not know.
+            assert_eq!(
+                s.input_schema["properties"]["partition"]["type"],
+                json!(["string", "null"]),
+                "{}",
+                s.name
+            );
+            assert_eq!(s.input_schema["additionalProperties"], json!(false), "{}", s.name);
+            let required = s.input_schema.get("required").and_then(Json::as_array);
+            assert!(!required.is_some_and(|r| r.contains(&json!("partition"))), "{}", s.name);
             assert!(!(s.read_only && s.destructive), "{}", s.name);
         }
     }
