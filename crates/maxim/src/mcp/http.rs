@@ -129,7 +129,7 @@ fn http_config() -> StreamableHttpServerConfig {
 /// `shutdown` has been polled once, so whatever `shutdown` installs on its first poll (the
 /// signal handlers of [`shutdown_signal`]) is in place when the caller announces the URL.
 /// On shutdown the server stops accepting, ends every MCP session, gives open connections
-/// [`GRACE`] to finish their replies, and drops the rest. A tool call is never cut in
+/// 5 s to finish their replies, and drops the rest. A tool call is never cut in
 /// half: each runs to its end before the runtime looks at anything else.
 ///
 /// Errors: a setting out of range, or a runtime that cannot start. A failure while serving
