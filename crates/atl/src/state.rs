@@ -12,7 +12,7 @@ use crate::config::AtlConfig;
 use crate::consolidate::EvictionQueue;
 use crate::error::{Error, Result};
 use crate::index::{ContextIndex, property_value_key};
-use crate::names::{NameIndex, name_key};
+use crate::names::{NameIndex, is_structured_name, name_key};
 use crate::registry::RelationshipRegistry;
 
 /// The keys kept beside each record.
@@ -185,7 +185,12 @@ impl State {
     fn index_names(&mut self, slot: usize) {
         let id = self.records[slot].id();
         let keys = &self.keys[slot];
-        self.names.insert(id, &keys.category, &keys.name);
+        if is_structured_name(self.records[slot].name()) {
+            // Exact only (`names`): found by its key, never by similarity.
+            self.names.insert_alias(id, &keys.category, &keys.name);
+        } else {
+            self.names.insert(id, &keys.category, &keys.name);
+        }
         self.index.names.insert(&keys.name, id);
         for alias in &keys.aliases {
             self.names.insert_alias(id, &keys.category, alias);

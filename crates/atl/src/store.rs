@@ -31,7 +31,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::names::{name_key, name_key_into};
+use crate::names::{is_structured_name, name_key, name_key_into};
 use maxim_core::embed::Embedder;
 use maxim_core::graph::Graph;
 use maxim_core::layer::Callbacks;
@@ -325,7 +325,9 @@ impl Atl {
     /// The name's [`name_key`] is looked up in its category: first exactly (the name or an
     /// alias of a concept), then by similarity with the names of blocked candidates (see
     /// [`names`](crate::names); aliases are found exactly only, so merges never chain). A
-    /// similar name becomes an alias of the concept, so the next lookup is exact.
+    /// similar name becomes an alias of the concept, so the next lookup is exact. A name a
+    /// program wrote ([`is_structured_name`](crate::names::is_structured_name):
+    /// `tool:navigate`) is looked up exactly only.
     ///
     /// A hit with a source episode on a full concept reinforces it (the episode is recorded,
     /// and the provenance becomes hybrid when the spec's differs); a hit fills an empty
@@ -351,7 +353,11 @@ impl Atl {
             let reinforced = self.hit(id, None, 0, spec, now)?;
             return Ok(FindOrCreate { id, created: false, reinforced, matched: MatchKind::Exact });
         }
-        let (hit, scored) = self.state.names.similar_with(key, category, name);
+        let (hit, scored) = if is_structured_name(&spec.name) {
+            (None, 0)
+        } else {
+            self.state.names.similar_with(key, category, name)
+        };
         if let Some(hit) = hit {
             let _s = tracing::debug_span!("atl_similar_name", id = %hit.id, scored).entered();
             let reinforced = self.hit(hit.id, Some(spec.name.trim().to_owned()), scored as u64, spec, now)?;

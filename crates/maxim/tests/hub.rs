@@ -469,3 +469,41 @@ fn the_compaction_settings_are_checked() {
         assert!(err.to_string().contains("compact_growth"), "{err}");
     }
 }
+
+#[test]
+fn opening_mends_cross_layer_edges_to_records_no_layer_holds() {
+    let data = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let mut hub = open_hub(data.path(), &clock, maxim::HubConfig::default());
+    capture_day(&mut hub, &clock, 0);
+    hub.on_session_end();
+    let victim = hub.hippocampus().iter().next().unwrap().id();
+    let record = maxim::maxim_core::LayerRecord::new(LayerKind::Hippocampus, victim);
+    let edges = hub.cross_graph().linked(record, None, None).len();
+    assert!(edges > 0, "a captured episode has INSTANCE_OF edges");
+    assert!(hub.open_report().dangling.is_empty());
+    let partition_dir = hub.dir().unwrap().to_path_buf();
+    drop(hub);
+
+    // A crash between the episode's removal and the rest of its cascade: the episodic
+    // store alone forgets it.
+    let mut alone = maxim::hippocampus::Hippocampus::builder()
+        .clock(clock.shared())
+        .open(partition_dir.join("hippocampus"))
+        .unwrap();
+    alone.remove(victim).unwrap();
+    drop(alone);
+
+    let hub = open_hub(data.path(), &clock, maxim::HubConfig::default());
+    let report = hub.open_report();
+    assert_eq!(report.dangling, vec![record]);
+    assert_eq!(report.edges_removed, edges);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert!(!hub.cross_graph().contains_record(record));
+    assert!(hub.nac().links().iter().all(|l| !l.memory_ids().contains(&victim)));
+    drop(hub);
+
+    // What was mended stays mended.
+    let hub = open_hub(data.path(), &clock, maxim::HubConfig::default());
+    assert_eq!(hub.open_report(), &maxim::hub::OpenReport::default());
+}

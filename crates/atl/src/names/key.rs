@@ -249,6 +249,29 @@ pub fn is_identifier(word: &str, last: bool) -> bool {
         || NUMBER_WORDS.contains(&word)
 }
 
+/// Whether `name` (as given, before [`name_key`]) is a key a program wrote rather than a
+/// name a person would: one of its words is a namespace and a value joined by a colon
+/// (`tool:navigate`, `goal:carry_bag`). Such names are matched exactly, never by similarity:
+/// `goal:carry_box` and `goal:carry_bag` are different things however alike they read.
+/// A clock time (`10:30`) or a colon ending a word (`note: buy milk`) is not a namespace.
+///
+/// ```
+/// use atl::names::is_structured_name;
+/// assert!(is_structured_name("tool:navigate"));
+/// assert!(is_structured_name("goal:carry_bag → goal:carry_bag:positive"));
+/// for name in ["coffee mug", "10:30 meeting", "note: buy milk", "re:", ":x"] {
+///     assert!(!is_structured_name(name), "{name}");
+/// }
+/// ```
+pub fn is_structured_name(name: &str) -> bool {
+    name.split_whitespace().any(|word| {
+        let Some((namespace, value)) = word.split_once(':') else { return false };
+        namespace.starts_with(|c: char| c.is_alphabetic())
+            && namespace.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+            && value.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+    })
+}
+
 /// The [identifier words](is_identifier) of the [`name_key`] `key`, in order (a repeated one
 /// each time it occurs).
 ///

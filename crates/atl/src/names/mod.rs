@@ -28,6 +28,11 @@
 //! names of one category and number set (10^4 tool names all starting with `too`, say) makes
 //! a long block, whose candidates the length filter mostly skips without scoring them.
 //!
+//! Names a program wrote, with a namespace joined to a value by a colon (`tool:navigate`,
+//! `goal:carry_bag`; see [`is_structured_name`]), take the exact path only: they are neither
+//! looked up nor held for the similarity path, since `goal:carry_box` and `goal:carry_bag`
+//! are different keys however alike they read.
+//!
 //! A name merged by similarity becomes an alias of its concept, found from then on by its
 //! exact key. Aliases are never scored themselves: similarity is measured against the name a
 //! concept was created with, so merges cannot chain ("coffee mug" ← "coffe mug" ← "cofe mug"
@@ -67,7 +72,7 @@ mod key;
 
 pub use key::{
     CHE_PLURALS, GREEK_LETTERS, IE_PLURALS, NUMBER_WORDS, SINGULAR_S_WORDS, identifier_words, is_identifier,
-    name_key, name_key_into, name_similarity, singular,
+    is_structured_name, name_key, name_key_into, name_similarity, singular,
 };
 
 /// Characters of a word used as its blocking prefix.

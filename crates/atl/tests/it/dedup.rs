@@ -127,6 +127,28 @@ fn different_things_do_not_merge() {
 }
 
 #[test]
+fn names_a_program_wrote_match_exactly_only() {
+    let (_clock, mut atl) = layer();
+    let pattern = |goal: &str| format!("goal:{goal} → goal:{goal}:positive");
+    let bag = atl.find_or_create(&spec(&pattern("carry_bag"), "causal_pattern")).unwrap().id;
+    // These score above the threshold as words, but they are other keys.
+    for goal in ["carry_box", "carry_bin", "dry_bag", "carry_bags"] {
+        let other = atl.find_or_create(&spec(&pattern(goal), "causal_pattern")).unwrap();
+        assert!(other.created && other.id != bag, "{goal}");
+    }
+    // The same key, spelled as name keys are (case, separators), is the same concept.
+    let again = atl.find_or_create(&spec(&pattern("Carry_Bag"), "causal_pattern")).unwrap();
+    assert_eq!((again.id, again.matched), (bag, MatchKind::Exact));
+    // A person's name is never merged into a program's key, nor the other way round.
+    let tool = atl.find_or_create(&spec("tool:navigate", "action")).unwrap().id;
+    let natural = atl.find_or_create(&spec("tool navigat", "action")).unwrap();
+    assert!(natural.created && natural.id != tool);
+    let keyed = atl.find_or_create(&spec("tool:navigat", "action")).unwrap();
+    assert!(keyed.created && keyed.id != tool && keyed.id != natural.id);
+    assert_eq!(atl.len(), 8);
+}
+
+#[test]
 fn the_threshold_is_configurable() {
     let (_clock, mut strict) = layer_with({
         let mut c = AtlConfig::default();

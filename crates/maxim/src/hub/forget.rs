@@ -31,6 +31,24 @@ pub enum Forget {
     Ids(Vec<RecordId>),
 }
 
+/// What the hub found and mended when it opened a memory.
+///
+/// The cross-layer graph may name records no layer holds: a removal whose cascade a crash
+/// interrupted (each store journals on its own), or a layer recovered from its backup.
+/// Opening finds them ([`CrossLayerGraph::dangling`](crossgraph::CrossLayerGraph::dangling))
+/// and completes their cascade, as a forget would have: their cross-layer edges, the causal
+/// evidence NAc keeps for them, the promoter's credits and their time bins go.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct OpenReport {
+    /// The records named by the graph that no layer held, sorted.
+    pub dangling: Vec<LayerRecord>,
+    /// Cross-layer edges removed with them.
+    pub edges_removed: usize,
+    /// What the cascade could not mend (the open still succeeds: nothing held is lost).
+    pub failures: Vec<String>,
+}
+
 /// What a forget removed and changed.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 #[non_exhaustive]
@@ -195,6 +213,28 @@ impl MemoryHub {
                 Err(e) => report.failures.push(format!("concept {concept}: {e}")),
             }
         }
+    }
+
+    /// Finds the records the cross-layer graph names that no layer holds and completes their
+    /// cascade (see [`OpenReport`]).
+    pub(super) fn mend_dangling(&mut self) -> OpenReport {
+        let dangling = self.graph.dangling(|r| match r.layer {
+            LayerKind::Hippocampus => self.hippocampus.contains(r.id),
+            LayerKind::Atl => self.atl.record(r.id).is_some(),
+            LayerKind::AngularGyrus => self.angular_gyrus.record(r.id).is_some(),
+            LayerKind::Cerebellum => self.skills.skill(r.id).is_some(),
+        });
+        if dangling.is_empty() {
+            return OpenReport::default();
+        }
+        tracing::warn!(records = dangling.len(), "the cross-layer graph named records no layer holds: removing them");
+        self.removed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(dangling.iter().map(|r| (r.layer, r.id)));
+        let mut failures = Vec::new();
+        let (_, edges_removed, _) = self.cascade(&mut failures);
+        OpenReport { dangling, edges_removed, failures }
     }
 
     /// Removes everywhere the records the layers removed, into `report`.

@@ -66,7 +66,7 @@ use promoter::{PromoterConfig, SemanticPromoter};
 pub use capture::Captured;
 pub use error::{Error, Result};
 pub use errors::ErrorQueue;
-pub use forget::{Forget, ForgetReport};
+pub use forget::{Forget, ForgetReport, OpenReport};
 pub use metrics::MetricSeries;
 pub use query::{KnowledgeQuery, Traversal, TraversalStep, episode_line};
 pub use recall::{RecallHit, RecallOptions, Why};
@@ -444,9 +444,11 @@ impl HubBuilder {
             knowledge_index: maxim_core::lexical::LexicalIndex::new(),
             errors: Arc::default(),
             error_config: self.error_traces.clone(),
+            open_report: OpenReport::default(),
         };
         hub.opened_at = hub.clock.now();
         hub.wire_callbacks();
+        hub.open_report = hub.mend_dangling();
         hub.catch_up_metrics();
         hub.reindex_knowledge();
         tracing::info!(
@@ -515,6 +517,8 @@ pub struct MemoryHub {
     errors: Arc<ErrorQueue>,
     /// The settings of the hub's error layers.
     error_config: crate::error_traces::ErrorTracesConfig,
+    /// What opening found and mended.
+    open_report: OpenReport,
 }
 
 impl std::fmt::Debug for MemoryHub {
@@ -638,6 +642,12 @@ impl MemoryHub {
     /// The metric series the hub keeps (tool and goal success over time).
     pub fn metric(&self, name: &str) -> Option<&MetricSeries> {
         self.metrics.get(name)
+    }
+
+    /// What opening the memory found and mended: records the cross-layer graph named that
+    /// no layer held (see [`OpenReport`]). Empty for a consistent memory.
+    pub fn open_report(&self) -> &OpenReport {
+        &self.open_report
     }
 
     /// Counts across the layers.
