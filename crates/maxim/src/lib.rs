@@ -32,7 +32,8 @@
 //! `error-traces` (on by default; it needs `hippocampus`) brings `maxim::error_traces`, a
 //! `tracing-subscriber` layer that remembers the host program's errors as episodes.
 //! `mcp` (on by default; it needs `hub`) brings [`mcp`], the memory as an MCP server
-//! (`maxim mcp`) on rmcp and a single-threaded tokio runtime.
+//! (`maxim mcp`) on rmcp and a single-threaded tokio runtime; `mcp-http` (off by default)
+//! adds the same server over streamable HTTP on a loopback address (`maxim mcp --http`).
 //! `maxim::extract` (concept extraction) needs `hippocampus` and `atl`; [`context`] (the
 //! fenced knowledge context) is always built. `demo` (the program's simulated house robot)
 //! needs `hippocampus` and `cerebellum`.

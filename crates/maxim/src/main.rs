@@ -132,16 +132,16 @@ enum Command {
     },
     /// List the crates of the workspace.
     Crates,
-    /// Serve the memory to an MCP client over standard input and output.
+    /// Serve the memory to an MCP client over standard input and output (or HTTP).
     ///
     /// The reference memory server's nine tools (create_entities, create_relations,
     /// add_observations, delete_entities, delete_observations, delete_relations, read_graph,
     /// search_nodes, open_nodes) with the same arguments, and maxim's own (remember, recall,
     /// knowledge_context, forget, export, stats). Every write carries --source and --trust and
     /// lands in --partition (default `default`); a request naming another partition is
-    /// refused. Serves until the client closes standard input, then ends the session
-    /// (consolidation, persistence, journal compaction). A directory another process holds
-    /// open is refused (exit 1).
+    /// refused. Serves until the client closes standard input (with --http: until ctrl-c or
+    /// SIGTERM), then ends the session (consolidation, persistence, journal compaction). A
+    /// directory another process holds open is refused (exit 1).
     #[cfg(feature = "mcp")]
     #[command(after_help = EXIT_CODES)]
     Mcp(McpArgs),
@@ -163,6 +163,13 @@ struct McpArgs {
     /// Items that may be written at once before the rate applies.
     #[arg(long, default_value_t = 2000.0)]
     write_burst: f64,
+    /// Serve over streamable HTTP at http://ADDR/mcp instead of stdio, until ctrl-c or SIGTERM.
+    /// ADDR is a loopback address and port: 127.0.0.1:PORT, [::1]:PORT or localhost:PORT (port
+    /// 0 picks a free one; the URL is printed on standard output). The server has NO
+    /// authentication: any local process can read and write the memory, so other addresses
+    /// are refused. Needs a maxim built with the `mcp-http` feature.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
 }
 
 /// `--json`, for commands a script would read.
@@ -254,6 +261,7 @@ fn run(cli: Cli) -> Outcome {
                 trust: args.trust,
                 writes_per_second: args.writes_per_second,
                 write_burst: args.write_burst,
+                http: args.http,
             },
         ),
         Command::Crates => {

@@ -682,3 +682,210 @@ async fn closing_stdin_ends_the_session_and_compacts_the_journal() {
     assert_eq!(hub.stats().episodes, 1);
     assert_eq!(hub.atl().concept_count(), 1);
 }
+
+/// `maxim mcp --http` (feature `mcp-http`): the same tools over streamable HTTP on a loopback
+/// port, driven by rmcp's HTTP client, and raw HTTP requests for what no client would send.
+#[cfg(feature = "mcp-http")]
+mod http {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    /// `maxim mcp --http 127.0.0.1:0` as a child process, and the URL it printed.
+    struct Server {
+        child: tokio::process::Child,
+        url: String,
+    }
+
+    impl Server {
+        async fn start(dir: &Path, partition: Option<&str>, extra: &[&str]) -> Self {
+            let mut args = vec!["--http", "127.0.0.1:0"];
+            args.extend_from_slice(extra);
+            let mut child = command(dir, partition, &args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap();
+            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let url = tokio::time::timeout(STEP, lines.next_line())
+                .await
+                .expect("the URL in time")
+                .unwrap()
+                .expect("the server printed its URL");
+            assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+            Self { child, url }
+        }
+
+        /// `127.0.0.1:PORT`.
+        fn addr(&self) -> &str {
+            self.url.trim_start_matches("http://").trim_end_matches("/mcp")
+        }
+
+        /// A new MCP session over HTTP, initialised.
+        async fn client(&self) -> Client {
+            let http = reqwest::Client::builder().no_proxy().build().unwrap();
+            let config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            tokio::time::timeout(STEP, ().serve(transport))
+                .await
+                .expect("initialize in time")
+                .expect("initialize")
+        }
+
+        /// Sends SIGTERM and returns the exit code.
+        async fn stop(mut self) -> Option<i32> {
+            let pid = self.child.id().expect("the server is running");
+            let sent = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+            assert!(sent.success());
+            tokio::time::timeout(STEP, self.child.wait()).await.expect("the server exits").unwrap().code()
+        }
+    }
+
+    /// One raw HTTP/1.1 request on its own connection: the status and the body.
+    async fn raw(addr: &str, request: &str, host: &str, headers: &[&str], body: &str) -> (u16, String) {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let mut head = format!(
+            "{request} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        for h in headers {
+            head.push_str(h);
+            head.push_str("\r\n");
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body.as_bytes()).await.unwrap();
+        let mut response = Vec::new();
+        tokio::time::timeout(STEP, stream.read_to_end(&mut response))
+            .await
+            .expect("a reply in time")
+            .unwrap();
+        let text = String::from_utf8_lossy(&response).into_owned();
+        let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b).to_owned();
+        (status, body)
+    }
+
+    const JSON_POST: [&str; 2] =
+        ["Content-Type: application/json", "Accept: application/json, text/event-stream"];
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn http_sessions_share_one_memory_and_sigterm_ends_the_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let server =
+            Server::start(dir.path(), Some("work"), &["--source", "assistant", "--trust", "0.4"]).await;
+        let a = server.client().await;
+        let info = a.peer_info().expect("the server introduced itself");
+        assert_eq!(info.server_info.as_ref().map(|s| s.name.as_str()), Some("maxim"));
+        let tools = tokio::time::timeout(STEP, a.list_all_tools()).await.unwrap().unwrap();
+        let listed: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(listed, maxim::mcp::TOOL_NAMES.into_iter().collect());
+
+        // Two sessions at once, one memory: what one writes, the other reads.
+        let b = server.client().await;
+        let remembered = ok(&a, "remember", json!({ "text": "the kettle lives in the blue cupboard" })).await;
+        let hits = ok(&b, "recall", json!({ "query": "kettle cupboard" })).await;
+        assert_eq!(hits["hits"][0]["id"], remembered["id"], "{hits}");
+        let created = ok(
+            &b,
+            "create_entities",
+            json!({ "entities": [
+            { "name": "Teapot", "entityType": "object", "observations": ["its spout is chipped"] } ]}),
+        )
+        .await;
+        assert_eq!(names(&created, "entities", "name"), ["Teapot"]);
+        let found = ok(&a, "search_nodes", json!({ "query": "chipped spout" })).await;
+        assert_eq!(entity(&found, "Teapot")["observations"], json!(["its spout is chipped"]));
+        // The server's partition only, as over stdio.
+        let (code, message) = protocol_error(&a, "read_graph", json!({ "partition": "default" })).await;
+        assert_eq!(code, -32602);
+        assert!(message.contains("\"default\"") && message.contains("\"work\""), "{message}");
+        close(a).await;
+        close(b).await;
+
+        let statistician = dir.path().join("work").join("hub").join("statistician.snap");
+        assert!(!statistician.exists(), "no session has ended yet");
+        assert_eq!(server.stop().await, Some(0));
+        assert!(statistician.exists(), "SIGTERM ended the session and saved every store");
+        // The directory is free again and holds both sessions' writes, with the server's
+        // provenance.
+        let hub = maxim::MemoryHub::builder()
+            .data_dir(dir.path())
+            .partition(maxim::maxim_core::Partition::new("work").unwrap())
+            .open()
+            .expect("the lock was released");
+        assert_eq!(hub.stats().episodes, 2);
+        for e in hub.hippocampus().iter() {
+            assert_eq!((e.meta().source.to_string(), e.meta().trust.get()), ("assistant".to_owned(), 0.4));
+        }
+        assert!(maxim::maxim_core::MemoryLayer::iter(hub.atl()).any(|c| c.name() == "Teapot"));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn bad_input_over_http_gets_errors_and_the_server_keeps_serving() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(dir.path(), None, &[]).await;
+        let addr = server.addr().to_owned();
+        let client = server.client().await;
+        ok(&client, "remember", json!({ "text": "before the bad input" })).await;
+
+        // Not JSON: a JSON-RPC parse error.
+        let (status, body) =
+            raw(&addr, "POST /mcp", &addr, &JSON_POST, r#"{"jsonrpc": "2.0", "id": 1, "#).await;
+        assert_eq!(status, 400, "{body}");
+        let reply: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!((reply["error"]["code"].as_i64(), &reply["id"]), (Some(-32700), &Value::Null), "{reply}");
+        // JSON, but not a JSON-RPC message: an invalid-request error with its id.
+        let (status, body) =
+            raw(&addr, "POST /mcp", &addr, &JSON_POST, r#"{"jsonrpc":"2.0","id":5,"method":42}"#).await;
+        assert_eq!(status, 400, "{body}");
+        let reply: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!((reply["error"]["code"].as_i64(), &reply["id"]), (Some(-32600), &json!(5)), "{reply}");
+        // An unknown tool and a wrong argument: protocol errors, as over stdio.
+        let (code, message) = protocol_error(&client, "no_such_tool", json!({})).await;
+        assert_eq!(code, -32602);
+        assert!(message.contains("unknown tool"), "{message}");
+        let (code, message) = protocol_error(&client, "create_entities", json!({ "entities": "x" })).await;
+        assert_eq!(code, -32602);
+        assert!(message.contains("invalid arguments"), "{message}");
+        // Another path, a foreign Host (DNS rebinding), a foreign browser Origin.
+        assert_eq!(raw(&addr, "GET /", &addr, &[], "").await.0, 404);
+        let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
+        assert_eq!(raw(&addr, "POST /mcp", "evil.example", &JSON_POST, ping).await.0, 403);
+        let mut headers = JSON_POST.to_vec();
+        headers.push("Origin: https://evil.example");
+        assert_eq!(raw(&addr, "POST /mcp", &addr, &headers, ping).await.0, 403);
+
+        // Still serving, and nothing was written by any of it.
+        let stats = ok(&client, "stats", json!({})).await;
+        assert_eq!((stats["episodes"].as_u64(), stats["concepts"].as_u64()), (Some(1), Some(0)), "{stats}");
+        close(client).await;
+        assert_eq!(server.stop().await, Some(0));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_non_loopback_address_or_a_taken_port_is_refused_before_the_memory_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let taken = format!("127.0.0.1:{}", taken.local_addr().unwrap().port());
+        for (addr, code, says) in [
+            ("0.0.0.0:0", 2, "no authentication"),
+            ("192.168.1.1:8848", 2, "not a loopback address"),
+            ("example.com:80", 2, "loopback address and port"),
+            (taken.as_str(), 1, "cannot listen"),
+        ] {
+            let out =
+                command(dir.path(), None, &["--http", addr]).stdin(Stdio::null()).kill_on_drop(true).output();
+            let out = tokio::time::timeout(STEP, out).await.expect("the server exits").unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(code), "{addr}: {stderr}");
+            assert!(stderr.contains(says), "{addr}: {stderr}");
+            assert!(out.stdout.is_empty(), "{addr}: no URL");
+            assert!(!dir.path().join("default").exists(), "{addr}: the memory was not opened");
+        }
+    }
+}

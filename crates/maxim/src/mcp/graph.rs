@@ -27,7 +27,7 @@ use serde_json::{Value as Json, json};
 
 use super::{
     MAX_QUERY_CHARS, MAX_TEXT_CHARS, McpMemory, ToolError, ToolOutput, check_items, check_len, check_name,
-    failed, parse,
+    failed,
 };
 use crate::MemoryHub;
 use crate::hub::{Forget, RecallOptions};
@@ -77,8 +77,6 @@ pub(super) struct Relation {
 pub(super) struct CreateEntities {
     /// The entities to create.
     entities: Vec<Entity>,
-    /// The partition (optional; only the server's own is accepted).
-    partition: Option<String>,
 }
 
 /// `create_relations` and `delete_relations`.
@@ -87,8 +85,6 @@ pub(super) struct CreateEntities {
 pub(super) struct Relations {
     /// The relations.
     relations: Vec<Relation>,
-    /// The partition (optional; only the server's own is accepted).
-    partition: Option<String>,
 }
 
 /// One entity's new observations.
@@ -107,8 +103,6 @@ pub(super) struct NewObservations {
 pub(super) struct AddObservations {
     /// The observations to add, by entity.
     observations: Vec<NewObservations>,
-    /// The partition (optional; only the server's own is accepted).
-    partition: Option<String>,
 }
 
 /// `delete_entities`.
@@ -117,8 +111,6 @@ pub(super) struct AddObservations {
 pub(super) struct DeleteEntities {
     /// An array of entity names to delete.
     entity_names: Vec<String>,
-    /// The partition (optional; only the server's own is accepted).
-    partition: Option<String>,
 }
 
 /// One entity's observations to delete.
@@ -137,17 +129,12 @@ pub(super) struct Deletion {
 pub(super) struct DeleteObservations {
     /// The observations to delete, by entity.
     deletions: Vec<Deletion>,
-    /// The partition (optional; only the server's own is accepted).
-    partition: Option<String>,
 }
 
-/// `read_graph` (and the other tools without arguments).
+/// `read_graph` (and the other tools without arguments of their own).
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct NoArguments {
-    /// The partition (optional; only the server's own is accepted).
-    pub(super) partition: Option<String>,
-}
+pub(super) struct NoArguments {}
 
 /// `search_nodes`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -155,8 +142,6 @@ pub(super) struct NoArguments {
 pub(super) struct SearchNodes {
     /// The search query, matched against entity names, types and observations by recall.
     query: String,
-    /// The partition (optional; only the server's own is accepted).
-    partition: Option<String>,
 }
 
 /// `open_nodes`.
@@ -165,8 +150,6 @@ pub(super) struct SearchNodes {
 pub(super) struct OpenNodes {
     /// An array of entity names to retrieve.
     names: Vec<String>,
-    /// The partition (optional; only the server's own is accepted).
-    partition: Option<String>,
 }
 
 /// The relationship type the ATL keeps for the client's `relation_type`: ASCII letters and
@@ -320,6 +303,13 @@ fn subgraph(hub: &MemoryHub, ids: &[RecordId]) -> Json {
     json!({ "entities": entities, "relations": relations })
 }
 
+/// The handlers of the reference server's tools. Every handler has the catalogue's one signature (its arguments by
+/// value, a result), whether or not it consumes them or can fail.
+#[allow(
+    clippy::needless_pass_by_value,
+    clippy::unnecessary_wraps,
+    reason = "the catalogue's one handler signature"
+)]
 impl McpMemory {
     /// A new observation episode with `text`, from the server's source and trust.
     fn observation_episode(&self, text: &str) -> NewEpisode {
@@ -352,13 +342,8 @@ impl McpMemory {
         hub.set_concept_definition(id, &definition).map_err(|e| failed(&e))
     }
 
-    pub(super) fn create_entities(
-        &self,
-        args: serde_json::Map<String, Json>,
-    ) -> Result<ToolOutput, ToolError> {
+    pub(super) fn create_entities(&self, a: CreateEntities) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "create_entities";
-        let a: CreateEntities = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         check_items(TOOL, "entities", a.entities.len())?;
         for e in &a.entities {
             check_name(TOOL, "name", &e.name)?;
@@ -404,13 +389,8 @@ impl McpMemory {
         Ok(ToolOutput { text, structured: json!({ "entities": created }) })
     }
 
-    pub(super) fn create_relations(
-        &self,
-        args: serde_json::Map<String, Json>,
-    ) -> Result<ToolOutput, ToolError> {
+    pub(super) fn create_relations(&self, a: Relations) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "create_relations";
-        let a: Relations = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         check_items(TOOL, "relations", a.relations.len())?;
         let mut keys = Vec::with_capacity(a.relations.len());
         for r in &a.relations {
@@ -465,13 +445,8 @@ impl McpMemory {
         Ok(ToolOutput { text, structured: json!({ "relations": created }) })
     }
 
-    pub(super) fn add_observations(
-        &self,
-        args: serde_json::Map<String, Json>,
-    ) -> Result<ToolOutput, ToolError> {
+    pub(super) fn add_observations(&self, a: AddObservations) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "add_observations";
-        let a: AddObservations = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         check_items(TOOL, "observations", a.observations.len())?;
         let mut total = 0usize;
         for o in &a.observations {
@@ -514,13 +489,8 @@ impl McpMemory {
         Ok(ToolOutput { text, structured: json!({ "results": results }) })
     }
 
-    pub(super) fn delete_entities(
-        &self,
-        args: serde_json::Map<String, Json>,
-    ) -> Result<ToolOutput, ToolError> {
+    pub(super) fn delete_entities(&self, a: DeleteEntities) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "delete_entities";
-        let a: DeleteEntities = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         check_items(TOOL, "entityNames", a.entity_names.len())?;
         let mut hub = self.hub.lock();
         let mut doomed: Vec<RecordId> = Vec::new();
@@ -554,13 +524,8 @@ impl McpMemory {
         Ok(ToolOutput { text: message.clone(), structured: json!({ "success": true, "message": message }) })
     }
 
-    pub(super) fn delete_observations(
-        &self,
-        args: serde_json::Map<String, Json>,
-    ) -> Result<ToolOutput, ToolError> {
+    pub(super) fn delete_observations(&self, a: DeleteObservations) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "delete_observations";
-        let a: DeleteObservations = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         check_items(TOOL, "deletions", a.deletions.len())?;
         let requested: usize = a.deletions.iter().map(|d| d.observations.len()).sum();
         check_items(TOOL, "observations", requested)?;
@@ -599,13 +564,8 @@ impl McpMemory {
         Ok(ToolOutput { text: message.clone(), structured: json!({ "success": true, "message": message }) })
     }
 
-    pub(super) fn delete_relations(
-        &self,
-        args: serde_json::Map<String, Json>,
-    ) -> Result<ToolOutput, ToolError> {
+    pub(super) fn delete_relations(&self, a: Relations) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "delete_relations";
-        let a: Relations = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         check_items(TOOL, "relations", a.relations.len())?;
         for r in &a.relations {
             check_len(TOOL, "relationType", &r.relation_type, super::MAX_NAME_CHARS)?;
@@ -629,9 +589,7 @@ impl McpMemory {
         Ok(ToolOutput { text: message.clone(), structured: json!({ "success": true, "message": message }) })
     }
 
-    pub(super) fn read_graph(&self, args: serde_json::Map<String, Json>) -> Result<ToolOutput, ToolError> {
-        let a: NoArguments = parse("read_graph", args)?;
-        self.check_partition(a.partition.as_deref())?;
+    pub(super) fn read_graph(&self, _: NoArguments) -> Result<ToolOutput, ToolError> {
         let hub = self.hub.lock();
         let ids: Vec<RecordId> = MemoryLayer::iter(hub.atl()).map(MemoryRecord::id).collect();
         let entities: Vec<Json> = ids.iter().filter_map(|&id| entity_json(&hub, id)).collect();
@@ -642,10 +600,8 @@ impl McpMemory {
         Ok(ToolOutput::json(json!({ "entities": entities, "relations": relations })))
     }
 
-    pub(super) fn search_nodes(&self, args: serde_json::Map<String, Json>) -> Result<ToolOutput, ToolError> {
+    pub(super) fn search_nodes(&self, a: SearchNodes) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "search_nodes";
-        let a: SearchNodes = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         check_len(TOOL, "query", &a.query, MAX_QUERY_CHARS)?;
         let hub = self.hub.lock();
         // Words and the entities they name: a stated fact's neighbours in time, the query's
@@ -682,10 +638,8 @@ impl McpMemory {
         Ok(ToolOutput::json(subgraph(&hub, &ids)))
     }
 
-    pub(super) fn open_nodes(&self, args: serde_json::Map<String, Json>) -> Result<ToolOutput, ToolError> {
+    pub(super) fn open_nodes(&self, a: OpenNodes) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "open_nodes";
-        let a: OpenNodes = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         check_items(TOOL, "names", a.names.len())?;
         let hub = self.hub.lock();
         let mut ids = Vec::with_capacity(a.names.len());

@@ -2,7 +2,10 @@
 //!
 //! [`McpMemory`] maps the tools onto a [`SharedHub`] with no process and no
 //! runtime, so every tool is unit-testable; [`serve_stdio`] puts it behind
-//! [rmcp](https://docs.rs/rmcp)'s stdio transport on a single-threaded tokio runtime.
+//! [rmcp](https://docs.rs/rmcp)'s stdio transport on a single-threaded tokio runtime, and
+//! `serve_http` (feature `mcp-http`, off by default) behind its streamable HTTP transport on
+//! a loopback address, one hub shared by every HTTP session. Both end the session the same
+//! way when they stop.
 //!
 //! **The reference server's nine tools** (`@modelcontextprotocol/server-memory`), with its
 //! names, argument shapes (`entities`, `relations`, `observations` with `entityName` and
@@ -49,6 +52,8 @@
 //! ```
 
 mod graph;
+#[cfg(feature = "mcp-http")]
+mod http;
 mod limits;
 mod server;
 mod tools;
@@ -60,6 +65,8 @@ use serde_json::Value as Json;
 
 use crate::SharedHub;
 pub use graph::{OBSERVATION_RUN, TYPE_PREFIX};
+#[cfg(feature = "mcp-http")]
+pub use http::{HttpListener, MCP_PATH, loopback_address, serve_http, shutdown_signal};
 pub use server::{INSTRUCTIONS, MaximServer, ServeError, serve_stdio};
 pub use tools::{DATA_NOT_INSTRUCTIONS, ToolSpec, tool_specs};
 
@@ -260,7 +267,7 @@ impl McpMemory {
     ///
     /// Errors: see [`ToolError`]; a refused call changes nothing.
     pub fn call(&self, name: &str, arguments: Json) -> Result<ToolOutput, ToolError> {
-        let arguments = match arguments {
+        let mut arguments = match arguments {
             Json::Null => serde_json::Map::new(),
             Json::Object(map) => map,
             other => {
@@ -278,51 +285,38 @@ impl McpMemory {
             )));
         }
         // The scope first: a request naming another partition hears so, whatever else is
-        // wrong with it.
-        match arguments.get("partition") {
+        // wrong with it. Every tool takes `partition` (its schema says so); checked here, it
+        // is no tool's business after.
+        match arguments.remove("partition") {
             None | Some(Json::Null) => {}
-            Some(Json::String(p)) => self.check_partition(Some(p))?,
+            Some(Json::String(p)) => self.check_partition(&p)?,
             Some(other) => {
                 return Err(ToolError::InvalidParams(format!(
                     "{name}: partition must be a string, not {}",
-                    json_kind(other)
+                    json_kind(&other)
                 )));
             }
         }
-        let _s = tracing::debug_span!("mcp_call", tool = name).entered();
-        match name {
-            "create_entities" => self.create_entities(arguments),
-            "create_relations" => self.create_relations(arguments),
-            "add_observations" => self.add_observations(arguments),
-            "delete_entities" => self.delete_entities(arguments),
-            "delete_observations" => self.delete_observations(arguments),
-            "delete_relations" => self.delete_relations(arguments),
-            "read_graph" => self.read_graph(arguments),
-            "search_nodes" => self.search_nodes(arguments),
-            "open_nodes" => self.open_nodes(arguments),
-            "remember" => self.remember(arguments),
-            "recall" => self.recall(arguments),
-            "knowledge_context" => self.knowledge_context(arguments),
-            "forget" => self.forget(arguments),
-            "export" => self.export(arguments),
-            "stats" => self.stats(arguments),
-            _ => Err(ToolError::InvalidParams(format!(
+        let Some(tool) = tools::TOOLS.iter().find(|t| t.spec.name == name) else {
+            return Err(ToolError::InvalidParams(format!(
                 "unknown tool {name:?}; the tools are {}",
                 TOOL_NAMES.join(", ")
-            ))),
-        }
+            )));
+        };
+        let _s = tracing::debug_span!("mcp_call", tool = name).entered();
+        (tool.run)(self, arguments)
     }
 
     /// Refuses a request that names another partition than the server's.
-    fn check_partition(&self, partition: Option<&str>) -> Result<(), ToolError> {
-        match partition {
-            Some(p) if p != self.partition => Err(ToolError::InvalidParams(format!(
-                "this server serves partition {:?} only; partition {p:?} is out of its reach \
-                 (start a server with --partition {p:?} for it)",
-                self.partition
-            ))),
-            _ => Ok(()),
+    fn check_partition(&self, p: &str) -> Result<(), ToolError> {
+        if p == self.partition {
+            return Ok(());
         }
+        Err(ToolError::InvalidParams(format!(
+            "this server serves partition {:?} only; partition {p:?} is out of its reach \
+             (start a server with --partition {p:?} for it)",
+            self.partition
+        )))
     }
 
     /// Takes `items` writes from the budget, or refuses the call.
@@ -421,6 +415,16 @@ mod tests {
         assert_eq!(names, TOOL_NAMES);
         for s in &specs {
             assert_eq!(s.input_schema.get("type"), Some(&json!("object")), "{}", s.name);
+            // Every tool takes the optional partition, and nothing it does not know.
+            assert_eq!(
+                s.input_schema["properties"]["partition"]["type"],
+                json!(["string", "null"]),
+                "{}",
+                s.name
+            );
+            assert_eq!(s.input_schema["additionalProperties"], json!(false), "{}", s.name);
+            let required = s.input_schema.get("required").and_then(Json::as_array);
+            assert!(!required.is_some_and(|r| r.contains(&json!("partition"))), "{}", s.name);
             assert!(!(s.read_only && s.destructive), "{}", s.name);
         }
     }

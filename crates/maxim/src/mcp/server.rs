@@ -103,7 +103,7 @@ impl ServerHandler for MaximServer {
     }
 }
 
-/// Why [`serve_stdio`] stopped early.
+/// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
@@ -113,6 +113,58 @@ pub enum ServeError {
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[from] std::io::Error),
+    /// The HTTP address is not an IP address and port (or `localhost:PORT`).
+    #[cfg(feature = "mcp-http")]
+    #[error(
+        "--http {0:?}: give a loopback address and port, such as 127.0.0.1:8848, [::1]:8848 or localhost:8848"
+    )]
+    Address(String),
+    /// The HTTP address is not a loopback address: the server has no authentication, so it
+    /// serves this machine only.
+    #[cfg(feature = "mcp-http")]
+    #[error(
+        "--http {0}: not a loopback address; the MCP server has no authentication and listens on \
+         127.0.0.1, [::1] or localhost only"
+    )]
+    NotLoopback(std::net::SocketAddr),
+    /// The HTTP address cannot be bound (in use, or not allowed).
+    #[cfg(feature = "mcp-http")]
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Runs one session of the memory over `hub` with `config`: starts the session, runs
+/// `serve` on a single-threaded runtime with the tools, then, whatever `serve` returned,
+/// drops the runtime (every connection and task with it), ends the session (promotion,
+/// consolidation, persistence, journal compaction) and closes the hub. The stdio and the
+/// HTTP server end alike because both end here.
+pub(super) fn run_session<F, Fut>(
+    hub: MemoryHub,
+    config: McpConfig,
+    serve: F,
+) -> Result<SessionReport, ServeError>
+where
+    F: FnOnce(MaximServer) -> Fut,
+    Fut: Future<Output = Result<(), String>>,
+{
+    let shared = hub.into_shared();
+    let memory = Arc::new(McpMemory::new(shared.clone(), config)?);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    shared.on_session_start();
+    let outcome = runtime.block_on(serve(MaximServer::new(memory.clone())));
+    if let Err(e) = outcome {
+        tracing::warn!("the MCP session ended abnormally: {e}");
+    }
+    drop(runtime);
+    let report = shared.on_session_end();
+    drop(memory);
+    drop(shared);
+    Ok(report)
 }
 
 /// Serves `hub` over standard input and output with `config` until the client disconnects
@@ -123,25 +175,13 @@ pub enum ServeError {
 /// (there is no id to answer, as in the other MCP SDKs); well-formed JSON that is not a
 /// JSON-RPC message gets an invalid-request error.
 pub fn serve_stdio(hub: MemoryHub, config: McpConfig) -> Result<SessionReport, ServeError> {
-    let shared = hub.into_shared();
-    let memory = Arc::new(McpMemory::new(shared.clone(), config)?);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    shared.on_session_start();
-    let outcome = runtime.block_on(async {
+    run_session(hub, config, |server| async move {
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
         let transport =
             AsyncRwTransport::<RoleServer, _, _>::new(stdin, stdout).with_max_line_length(MAX_LINE_BYTES);
-        match MaximServer::new(memory.clone()).serve(transport).await {
+        match server.serve(transport).await {
             Ok(service) => service.waiting().await.map(|_| ()).map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
         }
-    });
-    if let Err(e) = outcome {
-        tracing::warn!("the MCP session ended abnormally: {e}");
-    }
-    drop(runtime);
-    let report = shared.on_session_end();
-    drop(memory);
-    drop(shared);
-    Ok(report)
+    })
 }

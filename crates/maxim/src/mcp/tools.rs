@@ -1,15 +1,14 @@
 //! maxim's own six tools, and the catalogue of all fifteen (names, descriptions, input
 //! schemas, hints).
 
+use std::sync::LazyLock;
+
 use hippocampus::NewEpisode;
 use maxim_core::{LayerKind, RecordId, Source, Value};
 use serde::Deserialize;
 use serde_json::{Value as Json, json};
 
-use super::graph::{
-    AddObservations, CreateEntities, DeleteEntities, DeleteObservations, NoArguments, OpenNodes, Relations,
-    SearchNodes,
-};
+use super::graph::NoArguments;
 use super::{
     MAX_NAME_CHARS, MAX_QUERY_CHARS, MAX_TEXT_CHARS, McpMemory, ToolError, ToolOutput, check_items,
     check_len, failed, parse,
@@ -45,8 +44,6 @@ pub(super) struct Remember {
     tool: Option<String>,
     /// Whether it succeeded.
     success: Option<bool>,
-    /// The partition (optional; only the server's own is accepted).
-    partition: Option<String>,
 }
 
 /// `recall`.
@@ -61,8 +58,6 @@ pub(super) struct Recall {
     layers: Option<Vec<String>>,
     /// Least trust of a hit, in [0, 1] (default 0).
     min_trust: Option<f64>,
-    /// The partition (optional; only the server's own is accepted).
-    partition: Option<String>,
 }
 
 /// `knowledge_context`.
@@ -73,8 +68,6 @@ pub(super) struct Context {
     query: String,
     /// At most this many entries (default 8, at most 32).
     limit: Option<usize>,
-    /// The partition (optional; only the server's own is accepted).
-    partition: Option<String>,
 }
 
 /// `forget`: exactly one of `id` and `source`.
@@ -85,8 +78,6 @@ pub(super) struct ForgetArgs {
     id: Option<String>,
     /// A source whose every record is forgotten (`mcp`, `user_stated`, `web:DOMAIN`, ...).
     source: Option<String>,
-    /// The partition (optional; only the server's own is accepted).
-    partition: Option<String>,
 }
 
 /// A tool: its name, what it does, its arguments' JSON schema and its hints.
@@ -108,154 +99,209 @@ pub struct ToolSpec {
     pub idempotent: bool,
 }
 
-fn schema<T: schemars::JsonSchema>() -> serde_json::Map<String, Json> {
-    match serde_json::to_value(schemars::schema_for!(T)) {
-        Ok(Json::Object(mut map)) => {
-            map.remove("$schema");
-            map.remove("title");
-            map
-        }
+/// What a tool does to the memory, as its hints say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Effect {
+    /// It writes (not read-only, not destructive, not idempotent).
+    Writes,
+    /// It deletes (destructive and idempotent).
+    Deletes,
+    /// It reads (read-only and idempotent).
+    Reads,
+}
+
+/// A tool's code: the arguments (an object, `partition` already checked and removed) in,
+/// the output or the error out.
+type Run =
+    Box<dyn Fn(&McpMemory, serde_json::Map<String, Json>) -> Result<ToolOutput, ToolError> + Send + Sync>;
+
+/// A tool of the catalogue: its spec and its code.
+pub(super) struct Tool {
+    /// What the server lists.
+    pub(super) spec: ToolSpec,
+    /// What a call runs.
+    pub(super) run: Run,
+}
+
+/// The description of the optional `partition` argument every tool takes.
+const PARTITION_DOC: &str = "The partition (optional; only the server's own is accepted).";
+
+/// The JSON schema of `A`, with the `partition` argument every tool takes.
+fn schema<A: schemars::JsonSchema>() -> serde_json::Map<String, Json> {
+    let mut map = match serde_json::to_value(schemars::schema_for!(A)) {
+        Ok(Json::Object(map)) => map,
         _ => serde_json::Map::new(),
+    };
+    map.remove("$schema");
+    map.remove("title");
+    map.insert("type".into(), json!("object"));
+    if let Json::Object(properties) = map.entry("properties").or_insert_with(|| json!({})) {
+        properties
+            .insert("partition".into(), json!({ "description": PARTITION_DOC, "type": ["string", "null"] }));
+    }
+    map
+}
+
+/// The one shape of every tool: the arguments parsed into `A` (a wrong or unknown argument
+/// is an invalid-params error naming the tool), then `run`; `A`'s schema is what the server
+/// lists, so parser and schema cannot drift apart.
+fn tool<A>(
+    name: &'static str,
+    title: &'static str,
+    description: String,
+    effect: Effect,
+    run: fn(&McpMemory, A) -> Result<ToolOutput, ToolError>,
+) -> Tool
+where
+    A: serde::de::DeserializeOwned + schemars::JsonSchema + 'static,
+{
+    Tool {
+        spec: ToolSpec {
+            name,
+            title,
+            description,
+            input_schema: schema::<A>(),
+            read_only: effect == Effect::Reads,
+            destructive: effect == Effect::Deletes,
+            idempotent: effect != Effect::Writes,
+        },
+        run: Box::new(move |memory, arguments| run(memory, parse(name, arguments)?)),
     }
 }
 
-/// Every tool of the server, in [`TOOL_NAMES`](super::TOOL_NAMES) order.
-pub fn tool_specs() -> Vec<ToolSpec> {
-    let spec = |name, title, description: &str, input_schema, hints: (bool, bool, bool)| ToolSpec {
-        name,
-        title,
-        description: description.to_owned(),
-        input_schema,
-        read_only: hints.0,
-        destructive: hints.1,
-        idempotent: hints.2,
-    };
+/// Every tool of the server, in [`TOOL_NAMES`](super::TOOL_NAMES) order, built once.
+pub(super) static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
     let data = |d: &str| format!("{d} {DATA_NOT_INSTRUCTIONS}");
     vec![
-        spec(
+        tool(
             "create_entities",
             "Create Entities",
             "Create multiple new entities in the knowledge graph (names that exist are skipped; \
-             the new ones are returned).",
-            schema::<CreateEntities>(),
-            (false, false, false),
+             the new ones are returned)."
+                .into(),
+            Effect::Writes,
+            McpMemory::create_entities,
         ),
-        spec(
+        tool(
             "create_relations",
             "Create Relations",
             "Create multiple new relations between entities in the knowledge graph. Relations \
-             should be in active voice (existing ones are skipped; the new ones are returned).",
-            schema::<Relations>(),
-            (false, false, false),
+             should be in active voice (existing ones are skipped; the new ones are returned)."
+                .into(),
+            Effect::Writes,
+            McpMemory::create_relations,
         ),
-        spec(
+        tool(
             "add_observations",
             "Add Observations",
             "Add new observations to existing entities in the knowledge graph (fails for an \
-             unknown entity; returns the observations added).",
-            schema::<AddObservations>(),
-            (false, false, false),
+             unknown entity; returns the observations added)."
+                .into(),
+            Effect::Writes,
+            McpMemory::add_observations,
         ),
-        spec(
+        tool(
             "delete_entities",
             "Delete Entities",
             "Delete multiple entities and their associated relations and observations from the \
-             knowledge graph.",
-            schema::<DeleteEntities>(),
-            (false, true, true),
+             knowledge graph."
+                .into(),
+            Effect::Deletes,
+            McpMemory::delete_entities,
         ),
-        spec(
+        tool(
             "delete_observations",
             "Delete Observations",
-            "Delete specific observations from entities in the knowledge graph.",
-            schema::<DeleteObservations>(),
-            (false, true, true),
+            "Delete specific observations from entities in the knowledge graph.".into(),
+            Effect::Deletes,
+            McpMemory::delete_observations,
         ),
-        spec(
+        tool(
             "delete_relations",
             "Delete Relations",
-            "Delete multiple relations from the knowledge graph.",
-            schema::<Relations>(),
-            (false, true, true),
+            "Delete multiple relations from the knowledge graph.".into(),
+            Effect::Deletes,
+            McpMemory::delete_relations,
         ),
-        spec(
+        tool(
             "read_graph",
             "Read Graph",
-            &data("Read the entire knowledge graph: every entity with its observations, every relation."),
-            schema::<NoArguments>(),
-            (true, false, true),
+            data("Read the entire knowledge graph: every entity with its observations, every relation."),
+            Effect::Reads,
+            McpMemory::read_graph,
         ),
-        spec(
+        tool(
             "search_nodes",
             "Search Nodes",
-            &data(
+            data(
                 "Search for nodes in the knowledge graph based on a query: ranked recall over entity \
                  names, types and observations (not substring match); returns the entities and the \
                  relations between them.",
             ),
-            schema::<SearchNodes>(),
-            (true, false, true),
+            Effect::Reads,
+            McpMemory::search_nodes,
         ),
-        spec(
+        tool(
             "open_nodes",
             "Open Nodes",
-            &data(
+            data(
                 "Open specific nodes in the knowledge graph by their names, with the relations between them.",
             ),
-            schema::<OpenNodes>(),
-            (true, false, true),
+            Effect::Reads,
+            McpMemory::open_nodes,
         ),
-        spec(
+        tool(
             "remember",
             "Remember",
             "Capture an episode: what happened or was said, with the objects, people, place, goal \
-             and tool involved; maxim links it to the concepts it names.",
-            schema::<Remember>(),
-            (false, false, false),
+             and tool involved; maxim links it to the concepts it names."
+                .into(),
+            Effect::Writes,
+            McpMemory::remember,
         ),
-        spec(
+        tool(
             "recall",
             "Recall",
-            &data(
+            data(
                 "Ask the memory a question in words: ranked hits over episodes, concepts, patterns and \
                  skills, each with its score and why it was found.",
             ),
-            schema::<Recall>(),
-            (true, false, true),
+            Effect::Reads,
+            McpMemory::recall,
         ),
-        spec(
+        tool(
             "knowledge_context",
             "Knowledge Context",
-            &data(
+            data(
                 "What the memory knows about a question, as a fenced block ready for a prompt: \
                  concepts, patterns and skills ranked by relevance and trust, low-trust entries apart.",
             ),
-            schema::<Context>(),
-            (true, false, true),
+            Effect::Reads,
+            McpMemory::knowledge_context,
         ),
-        spec(
+        tool(
             "forget",
             "Forget",
             "Forget one record by id, or everything from a source, in every layer, with the \
-             cascade report (what was removed, what was weakened).",
-            schema::<ForgetArgs>(),
-            (false, true, true),
+             cascade report (what was removed, what was weakened)."
+                .into(),
+            Effect::Deletes,
+            McpMemory::forget,
         ),
-        spec(
+        tool(
             "export",
             "Export",
-            &data("Everything the memory holds about this partition, as one JSON document."),
-            schema::<NoArguments>(),
-            (true, false, true),
+            data("Everything the memory holds about this partition, as one JSON document."),
+            Effect::Reads,
+            McpMemory::export,
         ),
-        spec(
-            "stats",
-            "Stats",
-            "Counts across the memory's layers.",
-            schema::<NoArguments>(),
-            (true, false, true),
-        ),
+        tool("stats", "Stats", "Counts across the memory's layers.".into(), Effect::Reads, McpMemory::stats),
     ]
+});
+
+/// Every tool of the server, in [`TOOL_NAMES`](super::TOOL_NAMES) order.
+pub fn tool_specs() -> Vec<ToolSpec> {
+    TOOLS.iter().map(|t| t.spec.clone()).collect()
 }
 
 fn layer_named(name: &str) -> Option<LayerKind> {
@@ -282,11 +328,16 @@ fn why_json(why: &Why) -> Json {
     }
 }
 
+/// The handlers of maxim's own tools. Every handler has the catalogue's one signature (its arguments by
+/// value, a result), whether or not it consumes them or can fail.
+#[allow(
+    clippy::needless_pass_by_value,
+    clippy::unnecessary_wraps,
+    reason = "the catalogue's one handler signature"
+)]
 impl McpMemory {
-    pub(super) fn remember(&self, args: serde_json::Map<String, Json>) -> Result<ToolOutput, ToolError> {
+    pub(super) fn remember(&self, a: Remember) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "remember";
-        let a: Remember = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         check_len(TOOL, "text", &a.text, MAX_TEXT_CHARS)?;
         check_items(TOOL, "objects", a.objects.len())?;
         check_items(TOOL, "people", a.people.len())?;
@@ -324,10 +375,8 @@ impl McpMemory {
         })))
     }
 
-    pub(super) fn recall(&self, args: serde_json::Map<String, Json>) -> Result<ToolOutput, ToolError> {
+    pub(super) fn recall(&self, a: Recall) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "recall";
-        let a: Recall = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         check_len(TOOL, "query", &a.query, MAX_QUERY_CHARS)?;
         let mut options = RecallOptions::default().limit(a.limit.unwrap_or(10).min(MAX_RECALL));
         if let Some(layers) = &a.layers {
@@ -370,13 +419,8 @@ impl McpMemory {
         Ok(ToolOutput::json(json!({ "notice": DATA_NOT_INSTRUCTIONS, "hits": hits })))
     }
 
-    pub(super) fn knowledge_context(
-        &self,
-        args: serde_json::Map<String, Json>,
-    ) -> Result<ToolOutput, ToolError> {
+    pub(super) fn knowledge_context(&self, a: Context) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "knowledge_context";
-        let a: Context = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         check_len(TOOL, "query", &a.query, MAX_QUERY_CHARS)?;
         let limit = a.limit.unwrap_or(crate::context::DEFAULT_LIMIT).clamp(1, MAX_CONTEXT);
         let hub = self.hub.lock();
@@ -393,10 +437,8 @@ impl McpMemory {
         })
     }
 
-    pub(super) fn forget(&self, args: serde_json::Map<String, Json>) -> Result<ToolOutput, ToolError> {
+    pub(super) fn forget(&self, a: ForgetArgs) -> Result<ToolOutput, ToolError> {
         const TOOL: &str = "forget";
-        let a: ForgetArgs = parse(TOOL, args)?;
-        self.check_partition(a.partition.as_deref())?;
         let what = match (&a.id, &a.source) {
             (Some(id), None) => Forget::Id(
                 id.trim()
@@ -418,16 +460,12 @@ impl McpMemory {
         Ok(ToolOutput::json(structured))
     }
 
-    pub(super) fn export(&self, args: serde_json::Map<String, Json>) -> Result<ToolOutput, ToolError> {
-        let a: NoArguments = parse("export", args)?;
-        self.check_partition(a.partition.as_deref())?;
+    pub(super) fn export(&self, _: NoArguments) -> Result<ToolOutput, ToolError> {
         let export = self.hub.export();
         Ok(ToolOutput::json(export))
     }
 
-    pub(super) fn stats(&self, args: serde_json::Map<String, Json>) -> Result<ToolOutput, ToolError> {
-        let a: NoArguments = parse("stats", args)?;
-        self.check_partition(a.partition.as_deref())?;
+    pub(super) fn stats(&self, _: NoArguments) -> Result<ToolOutput, ToolError> {
         let stats = self.hub.lock().stats();
         Ok(ToolOutput::json(serde_json::to_value(&stats).unwrap_or(Json::Null)))
     }
