@@ -269,6 +269,15 @@ impl<'a, T> IntoIterator for SplitSlice<'a, T> {
     }
 }
 
+impl<'a, T> IntoIterator for &SplitSlice<'a, T> {
+    type Item = &'a T;
+    type IntoIter = std::iter::Chain<std::slice::Iter<'a, T>, std::slice::Iter<'a, T>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 impl<T: PartialEq> PartialEq for SplitSlice<'_, T> {
     /// Equal when they hold equal values in the same order, however split.
     fn eq(&self, other: &Self) -> bool {
@@ -749,6 +758,7 @@ mod tests {
     struct Owned(Vec<PromotionCandidate>, bool);
 
     impl PromotionSource for Owned {
+        #[allow(clippy::unnecessary_literal_bound, reason = "the trait's signature")]
         fn source_name(&self) -> &str {
             "owned"
         }
