@@ -764,7 +764,7 @@ impl SemanticPromoter {
         let mut written = 0;
         for (key, value) in changed {
             concepts
-                .set_concept_property(concept, key, value.clone(), &c.source, trust)
+                .set_concept_property(concept, key, value.clone(), c.source, trust)
                 .map_err(|e| e.to_string())?;
             self.record(Op::Property { concept, key: key.to_owned(), value }).map_err(|e| e.to_string())?;
             written += 1;

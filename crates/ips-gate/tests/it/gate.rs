@@ -245,7 +245,7 @@ proptest::proptest! {
             source_memory_ids: vec![],
             observed_at: times,
             source: Source::Episodic,
-            metadata: Default::default(),
+            metadata: BTreeMap::default(),
         };
         // Times out of order in the owned form are judged in time order too.
         owned.observed_at.reverse();
