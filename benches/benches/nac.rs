@@ -12,12 +12,20 @@
 //!   (1,420 candidates, each built as the core's owned `PromotionCandidate` with its episodes,
 //!   observation times and metadata);
 //! - `promotion_candidates/select/2941`: the same selection through `candidate_links`,
-//!   without building the owned candidates.
+//!   without building the owned candidates;
+//! - `promotion_candidates/lent/2941`: the same candidates lent borrowed through
+//!   `for_each_promotion_candidate` (what the promoter reads; the target, ≤ 100 µs),
+//!   each visit reading the candidate's confidence and the length of its observation times.
+//!
+//! Before the criterion groups, the bench prints the CPU time of its own thread per
+//! observation and per call (from `/proc/thread-self/schedstat` on Linux), beside the wall
+//! time and the load average: on the shared machine wall-clock figures grow with the other
+//! processes' load, CPU time much less.
 //!
 //! Run with `cargo bench -p maxim-benches --bench nac`.
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use maxim_core::value::{Map, Value};
@@ -81,6 +89,53 @@ fn feed(nac: &mut Nac, names: &Names, draws: &[Draw]) {
     }
 }
 
+/// The CPU time this thread has run, in nanoseconds (Linux; 0 elsewhere).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The 1-minute load average (Linux; empty elsewhere).
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Runs `f` (which does `ops` operations) `rounds` times and prints the wall and thread CPU
+/// time per operation.
+fn print_cpu(what: &str, rounds: usize, ops: u64, mut f: impl FnMut()) {
+    let start = Instant::now();
+    let cpu_start = thread_cpu_ns();
+    for _ in 0..rounds {
+        f();
+    }
+    let cpu = thread_cpu_ns() - cpu_start;
+    let wall = start.elapsed();
+    let n = (rounds as u64 * ops).max(1) as f64;
+    println!(
+        "{what}: wall {:.3} µs/op, thread CPU {:.3} µs/op ({:.2} M ops/s of CPU) over {n} ops, load {}",
+        wall.as_secs_f64() * 1e6 / n,
+        cpu as f64 / 1e3 / n,
+        n * 1e3 / cpu.max(1) as f64,
+        load()
+    );
+}
+
+/// Every candidate lent once, each visit reading the candidate.
+fn lend(nac: &Nac) -> (usize, f64) {
+    let mut sum = 0.0;
+    let n = nac
+        .for_each_promotion_candidate(black_box(0.6), black_box(3), |c| {
+            sum += c.confidence + c.observed_at.len() as f64;
+        })
+        .expect("valid thresholds");
+    (n, sum)
+}
+
 fn learner() -> Nac {
     Nac::builder()
         .clock(ManualClock::new(Timestamp::from_secs(1_700_000_000)).shared())
@@ -103,6 +158,7 @@ fn observe(crit: &mut Criterion) {
     feed(&mut nac, &names, &draws(n, 0, 10 * n));
     println!("nac: {} links after the 10^5 observations of N = 10^4", nac.len());
     let more = draws(n, 10 * n, 10_000);
+    print_cpu("nac observe, warm 3000 links", 20, more.len() as u64, || feed(&mut nac, &names, &more));
     group.throughput(Throughput::Elements(more.len() as u64));
     group.bench_function("warm_3000_links", |b| b.iter(|| feed(&mut nac, &names, &more)));
     group.finish();
@@ -112,10 +168,22 @@ fn observe(crit: &mut Criterion) {
     feed(&mut nac, &names, &draws(n, 0, 10 * n));
     let links = nac.len();
     println!("nac: {} candidates over {links} links", nac.get_promotion_candidates(0.6, 3).unwrap().len());
+    print_cpu("nac get_promotion_candidates (owned)", 20, 1, || {
+        black_box(nac.get_promotion_candidates(0.6, 3).expect("valid thresholds"));
+    });
+    print_cpu("nac for_each_promotion_candidate (lent)", 2_000, 1, || {
+        black_box(lend(&nac));
+    });
+    print_cpu("nac candidate_links (select)", 2_000, 1, || {
+        black_box(nac.candidate_links(black_box(0.6), black_box(3)).count());
+    });
     group.bench_function(BenchmarkId::new("owned", links), |b| {
         b.iter(|| {
             black_box(nac.get_promotion_candidates(black_box(0.6), black_box(3)).expect("valid thresholds"))
         });
+    });
+    group.bench_function(BenchmarkId::new("lent", links), |b| {
+        b.iter(|| black_box(lend(&nac)));
     });
     group.bench_function(BenchmarkId::new("select", links), |b| {
         b.iter(|| black_box(nac.candidate_links(black_box(0.6), black_box(3)).count()));

@@ -43,7 +43,10 @@
 use std::fmt;
 
 use maxim_core::contracts::OPERATIONAL_PATTERN;
-use maxim_core::{GateDecision, PromotionCandidate, RandomnessAssessment, RandomnessGate, Timestamp};
+use maxim_core::{
+    GateDecision, PromotionCandidate, PromotionCandidateRef, RandomnessAssessment, RandomnessGate,
+    SplitSlice, Timestamp,
+};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -200,6 +203,13 @@ impl IpsGate {
     /// Judges one candidate (see the [module docs](self)). Allocates nothing for up to
     /// [`STACK_VALUES`] observation times.
     pub fn judge(&self, candidate: &PromotionCandidate) -> Judgement {
+        self.judge_view(&candidate.as_view())
+    }
+
+    /// [`judge`](Self::judge) for a borrowed candidate (what a source lends through
+    /// [`PromotionSource::for_each_candidate`](maxim_core::PromotionSource::for_each_candidate)):
+    /// the same judgement, read without copying the candidate.
+    pub fn judge_view(&self, candidate: &PromotionCandidateRef<'_>) -> Judgement {
         let verdict = if candidate.category == OPERATIONAL_PATTERN {
             let confidence = candidate.confidence;
             // NaN fails the comparison and is rejected.
@@ -209,13 +219,18 @@ impl IpsGate {
                 Verdict::WeakStatistic { confidence, threshold: self.config.threshold }
             }
         } else {
-            self.judge_times(&candidate.observed_at)
+            self.judge_split_times(candidate.observed_at)
         };
         Judgement { admitted: verdict.admits(), verdict }
     }
 
     /// Judges observation times (any order) by the randomness of their intervals.
     pub fn judge_times(&self, times: &[Timestamp]) -> Verdict {
+        self.judge_split_times(SplitSlice::from(times))
+    }
+
+    /// [`judge_times`](Self::judge_times) of times lent as two slices (a ring's halves).
+    pub fn judge_split_times(&self, times: SplitSlice<'_, Timestamp>) -> Verdict {
         let intervals = times.len().saturating_sub(1);
         if intervals < self.config.min_samples {
             return Verdict::TooFewTimes { intervals, needed: self.config.min_samples };
@@ -239,8 +254,13 @@ impl IpsGate {
     }
 
     #[allow(clippy::unused_self)]
-    fn assess_times(&self, times: &[Timestamp], sorted: &mut [Timestamp], gaps: &mut [f64]) -> Assessment {
-        sorted.copy_from_slice(times);
+    fn assess_times(
+        &self,
+        times: SplitSlice<'_, Timestamp>,
+        sorted: &mut [Timestamp],
+        gaps: &mut [f64],
+    ) -> Assessment {
+        times.copy_to(sorted);
         sorted.sort_unstable();
         for (g, w) in gaps.iter_mut().zip(sorted.windows(2)) {
             *g = w[1].secs_since(w[0]);
@@ -295,5 +315,9 @@ impl RandomnessGate for IpsGate {
 
     fn admits(&self, candidate: &PromotionCandidate) -> GateDecision {
         self.judge(candidate).to_decision()
+    }
+
+    fn admits_view(&self, candidate: &PromotionCandidateRef<'_>) -> GateDecision {
+        self.judge_view(candidate).to_decision()
     }
 }

@@ -57,8 +57,8 @@ pub mod value;
 pub use codec::{LoadOutcome, Recovery, SaveReport, SnapshotInfo};
 pub use contracts::{
     BoxError, ConceptProvenance, ConceptSpec, ConceptStore, CrossEdgeKind, CrossLinks, GateDecision,
-    GraphView, LayerKind, LayerRecord, MetaValue, PatternType, PromotionCandidate, PromotionSource,
-    RandomnessAssessment, RandomnessGate,
+    GraphView, LayerKind, LayerRecord, MetaValue, MetaValueRef, MetadataRef, PatternType, PromotionCandidate,
+    PromotionCandidateRef, PromotionSource, RandomnessAssessment, RandomnessGate, SplitSlice,
 };
 pub use embed::{Embedder, HashEmbedder, HashEmbedderConfig, Parallelism, VectorIndex};
 pub use error::{CorruptReason, Error, Result};

@@ -6,6 +6,10 @@
 //! last observations (`observed_at`, oldest first), so the randomness gate can judge their
 //! timing without reading the episodic layer.
 //!
+//! A candidate is built owned ([`Nac::get_promotion_candidates`], a dozen allocations each)
+//! or lent borrowed from its link ([`Nac::for_each_promotion_candidate`], the core's
+//! [`PromotionSource::for_each_candidate`]): the promoter reads the lent form.
+//!
 //! ```
 //! use maxim_core::contracts::CAUSAL_PATTERN;
 //! use maxim_core::{ManualClock, PromotionSource, RecordId, Timestamp};
@@ -26,13 +30,20 @@
 //! assert_eq!(c.source_memory_ids.len(), 4);
 //! assert_eq!(c.observed_at.len(), 4);
 //! assert_eq!(nac.promotion_candidates(0.6, 5)?.len(), 0); // the contract, through the trait
+//! // The same candidates lent borrowed, without building them:
+//! let mut lent = Vec::new();
+//! assert_eq!(nac.for_each_promotion_candidate(0.6, 3, |c| lent.push(c.to_candidate()))?, 1);
+//! assert_eq!(lent, candidates);
 //! # Ok::<(), maxim_core::BoxError>(())
 //! ```
 
 use std::collections::BTreeMap;
 
 use maxim_core::contracts::CAUSAL_PATTERN;
-use maxim_core::{BoxError, MetaValue, PromotionCandidate, PromotionSource, Source};
+use maxim_core::{
+    BoxError, MetaValue, MetaValueRef, MetadataRef, PromotionCandidate, PromotionCandidateRef,
+    PromotionSource, Source,
+};
 
 use crate::error::Result;
 use crate::link::{CausalLink, Valence};
@@ -60,6 +71,40 @@ impl CausalLink {
             source: Source::Episodic,
             metadata,
         }
+    }
+}
+
+/// The source of every NAc candidate.
+static EPISODIC: Source = Source::Episodic;
+
+impl CausalLink {
+    /// Lends the link's promotion candidate to `f`, borrowed: the same candidate as
+    /// [`to_candidate`](Self::to_candidate) builds, with the pattern name written into
+    /// `name` (cleared first; reuse it across links and nothing is allocated once it is
+    /// long enough), the metadata as pairs on the stack and the episodes and observation
+    /// times lent from the link's rings.
+    pub fn lend_candidate<R>(&self, name: &mut String, f: impl FnOnce(&PromotionCandidateRef<'_>) -> R) -> R {
+        name.clear();
+        name.push_str(&self.event_signature);
+        name.push_str(" \u{2192} ");
+        name.push_str(&self.outcome_signature);
+        let metadata = [
+            ("event_signature", MetaValueRef::Text(&self.event_signature)),
+            ("outcome_signature", MetaValueRef::Text(&self.outcome_signature)),
+            ("valence", MetaValueRef::Text(self.valence.as_str())),
+            ("observation_count", MetaValueRef::Count(self.observation_count)),
+            ("link_id", MetaValueRef::Count(self.id.as_u64())),
+        ];
+        f(&PromotionCandidateRef {
+            pattern_name: name,
+            category: CAUSAL_PATTERN,
+            confidence: self.confidence,
+            observations: u32::try_from(self.observation_count).unwrap_or(u32::MAX),
+            source_memory_ids: self.memory_ids.as_split(),
+            observed_at: self.observed_at.as_split(),
+            source: &EPISODIC,
+            metadata: MetadataRef::Pairs(&metadata),
+        })
     }
 }
 
@@ -95,6 +140,28 @@ impl Nac {
             .map(CausalLink::to_candidate)
             .collect())
     }
+
+    /// Lends each promotion candidate of
+    /// [`get_promotion_candidates`](Self::get_promotion_candidates) to `visit`, borrowed
+    /// ([`CausalLink::lend_candidate`]), in the same order; returns how many. Allocates
+    /// nothing but one buffer for the pattern names. `min_confidence` must be a finite number
+    /// in `[0, 1]` (checked before any candidate is lent).
+    pub fn for_each_promotion_candidate(
+        &self,
+        min_confidence: f64,
+        min_observations: u32,
+        mut visit: impl FnMut(&PromotionCandidateRef<'_>),
+    ) -> Result<usize> {
+        let _s = tracing::debug_span!("nac_lend_candidates", n_links = self.links.len()).entered();
+        maxim_core::check_unit("min_confidence", min_confidence)?;
+        let mut name = String::new();
+        let mut n = 0;
+        for link in self.candidate_links(min_confidence, u64::from(min_observations)) {
+            link.lend_candidate(&mut name, &mut visit);
+            n += 1;
+        }
+        Ok(n)
+    }
 }
 
 impl PromotionSource for Nac {
@@ -108,5 +175,15 @@ impl PromotionSource for Nac {
         min_observations: u32,
     ) -> std::result::Result<Vec<PromotionCandidate>, BoxError> {
         self.get_promotion_candidates(min_confidence, min_observations).map_err(|e| Box::new(e) as BoxError)
+    }
+
+    fn for_each_candidate(
+        &self,
+        min_confidence: f64,
+        min_observations: u32,
+        visit: &mut dyn FnMut(&PromotionCandidateRef<'_>),
+    ) -> std::result::Result<usize, BoxError> {
+        self.for_each_promotion_candidate(min_confidence, min_observations, visit)
+            .map_err(|e| Box::new(e) as BoxError)
     }
 }

@@ -20,7 +20,7 @@ use maxim_core::value::Map;
 use maxim_core::{RecordId, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::context::{StableHasher, context_hash};
+use crate::context::{PairHasher, StableHasher, Words, context_hash, context_hash_pair};
 use crate::error::Error;
 use crate::ring::Ring;
 
@@ -154,13 +154,19 @@ impl LinkId {
 
     /// The id of a key and a second, independent 64-bit hash of it that verifies the key
     /// (together 128 bits), so a lookup need not compare the stored strings.
+    ///
+    /// Both halves come from one pass over the key ([`PairHasher`]); each equals its own
+    /// hash computed alone (the id [`LinkId::of`], the check seeded apart), so ids and the
+    /// checks journals carry stay what they were.
+    #[inline]
     pub(crate) fn with_check(event_signature: &str, outcome_signature: &str, context: &Map) -> (Self, u64) {
-        let id = Self::from_parts(event_signature, outcome_signature, context_hash(context));
-        let mut h = StableHasher::new(7);
+        let (context_id, context_check) = context_hash_pair(context);
+        let mut h = PairHasher::new(4, 7);
         h.bytes(event_signature.as_bytes());
         h.bytes(outcome_signature.as_bytes());
-        h.word(crate::context::context_check_hash(context));
-        (id, h.finish())
+        h.words(context_id, context_check);
+        let (id, check) = h.finish();
+        (Self(id), check)
     }
 }
 
@@ -454,4 +460,47 @@ impl CausalLink {
 /// `min(0.99, 0.5 + 0.1·√count)`.
 pub(crate) fn confidence_for(count: u64) -> f64 {
     (0.5 + 0.1 * (count as f64).sqrt()).min(0.99)
+}
+
+#[cfg(test)]
+mod tests {
+    use maxim_core::value::Value;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::context::context_check_hash;
+
+    /// The check hash as it was first defined: its own pass over the key.
+    fn check_alone(event: &str, outcome: &str, context: &Map) -> u64 {
+        let mut h = StableHasher::new(7);
+        h.bytes(event.as_bytes());
+        h.bytes(outcome.as_bytes());
+        h.word(context_check_hash(context));
+        h.finish()
+    }
+
+    proptest! {
+        #[test]
+        fn one_pass_gives_the_id_and_the_check_of_two(
+            event in "[a-z:_]{1,40}",
+            outcome in "[a-z:_]{1,40}",
+            items in proptest::collection::vec(("[a-z]{1,8}", "[a-z]{0,20}"), 0..4),
+        ) {
+            let context: Map = items.into_iter().map(|(k, v)| (k, Value::from(v))).collect();
+            let (id, check) = LinkId::with_check(&event, &outcome, &context);
+            prop_assert_eq!(id, LinkId::of(&event, &outcome, &context));
+            prop_assert_eq!(check, check_alone(&event, &outcome, &context));
+        }
+    }
+
+    #[test]
+    fn ids_and_checks_are_fixed_across_builds() {
+        // Journals carry both; a change would refuse every journaled link.
+        let mug: Map = [("object", Value::from("mug"))].into_iter().collect();
+        let (id, check) = LinkId::with_check("tool:grasp", "tool:grasp:positive", &mug);
+        assert_eq!((id.as_u64(), check), (GOLDEN_ID, GOLDEN_CHECK));
+    }
+
+    const GOLDEN_ID: u64 = 360_648_557_601_532_613;
+    const GOLDEN_CHECK: u64 = 2_213_842_020_274_385_783;
 }

@@ -15,6 +15,7 @@
 //! assert_eq!(r.len(), 3);
 //! ```
 
+use maxim_core::SplitSlice;
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -78,6 +79,12 @@ impl<T: Clone> Ring<T> {
         } else {
             self.buf.get(self.head - 1)
         }
+    }
+
+    /// The values, oldest first, lent as the ring's two halves (no copy).
+    pub fn as_split(&self) -> SplitSlice<'_, T> {
+        let (newer, older) = self.buf.split_at(self.head);
+        SplitSlice::new(older, newer)
     }
 
     /// The values, oldest first, as a new vector (two slice copies).
@@ -160,6 +167,7 @@ mod tests {
             }
             let start = values.len().saturating_sub(cap);
             prop_assert_eq!(ring.to_vec(), values[start..].to_vec());
+            prop_assert_eq!(ring.as_split().to_vec(), values[start..].to_vec());
             prop_assert_eq!(ring.newest(), values.last());
             let bytes = postcard::to_stdvec(&ring).unwrap();
             let back: Ring<u32> = postcard::from_bytes(&bytes).unwrap();

@@ -730,8 +730,10 @@ impl Nac {
 
     // ----- writes -----
 
-    /// Resolves an observation into its op, checking everything.
-    fn resolve<'o>(&self, o: &Observation<'o>) -> Result<ObserveOp<'o>> {
+    /// Checks an observation: its names, delay and context, then its key, whose id and
+    /// check hash it returns with the position of the link holding it, if any.
+    #[inline]
+    fn check_observation(&self, o: &Observation<'_>) -> Result<(LinkId, u64, Option<u32>)> {
         check_name("event_type", o.event_type)?;
         check_name("event_signature", o.event_signature)?;
         check_name("outcome_type", o.outcome_type)?;
@@ -739,8 +741,15 @@ impl Nac {
         check_delay(o.delay_secs)?;
         check_context("context", o.context)?;
         let (link, check) = LinkId::with_check(o.event_signature, o.outcome_signature, o.context);
-        self.check_collision(link, check)?;
-        Ok(ObserveOp {
+        match self.by_id.get(&link) {
+            Some(&(_, held)) if held != check => Err(Error::LinkIdCollision { id: link }),
+            found => Ok((link, check, found.map(|&(i, _)| i))),
+        }
+    }
+
+    /// The op of a checked observation.
+    fn observe_op<'o>(o: &Observation<'o>, link: LinkId, check: u64) -> ObserveOp<'o> {
+        ObserveOp {
             link,
             check,
             event_type: Cow::Borrowed(o.event_type),
@@ -751,7 +760,7 @@ impl Nac {
             delay_secs: o.delay_secs,
             context: Cow::Borrowed(o.context),
             memory_id: o.memory_id,
-        })
+        }
     }
 
     /// Refuses a key whose id is held by a link of another key (their check hashes differ).
@@ -771,9 +780,22 @@ impl Nac {
     /// non-finite delay, a context holding a non-finite number, a link-id collision.
     pub fn observe(&mut self, observation: &Observation<'_>) -> Result<Observed> {
         let _s = tracing::trace_span!("nac_observe").entered();
-        let op = self.resolve(observation)?;
+        let (link, check, found) = self.check_observation(observation)?;
         let at = self.clock.now();
-        match self.commit(Op::Observe { at, obs: op })? {
+        if let (Some(i), None) = (found, &self.journal) {
+            // A known link and no journal: nothing to append, so no op to build. This is
+            // the update `apply` makes of the same op, at the position just found.
+            self.counters.total_observations += 1;
+            return Ok(self.learn_at(
+                i,
+                link,
+                observation.valence,
+                observation.delay_secs,
+                observation.memory_id,
+                at,
+            ));
+        }
+        match self.commit(Op::Observe { at, obs: Self::observe_op(observation, link, check) })? {
             Applied::Observed(o) => Ok(o),
             _ => unreachable!("an observe op reports an observation"),
         }
@@ -1017,10 +1039,7 @@ impl Nac {
     fn apply_observe(&mut self, o: &ObserveOp<'_>, at: Timestamp) -> Observed {
         self.counters.total_observations += 1;
         if let Some(&(i, _)) = self.by_id.get(&o.link) {
-            let link = &mut self.links[i as usize];
-            let err = link.rescorla_wagner(o.valence, self.alpha);
-            link.record_observation(o.delay_secs, o.valence, o.memory_id, at);
-            return Observed { link: o.link, created: false, prediction_error: err, evicted: None };
+            return self.learn_at(i, o.link, o.valence, o.delay_secs, o.memory_id, at);
         }
         let evicted = (self.links.len() >= self.config.max_links).then(|| self.evict_one());
         let mut link = CausalLink::new(
@@ -1039,6 +1058,24 @@ impl Nac {
         self.insert(link, o.check);
         self.counters.links_created += 1;
         Observed { link: o.link, created: true, prediction_error: err, evicted }
+    }
+
+    /// One more observation of the link `id` held at position `i`: the Rescorla–Wagner
+    /// update and the observation's record (the caller counts it).
+    #[inline]
+    fn learn_at(
+        &mut self,
+        i: u32,
+        id: LinkId,
+        valence: Valence,
+        delay_secs: f64,
+        memory_id: Option<RecordId>,
+        at: Timestamp,
+    ) -> Observed {
+        let link = &mut self.links[i as usize];
+        let err = link.rescorla_wagner(valence, self.alpha);
+        link.record_observation(delay_secs, valence, memory_id, at);
+        Observed { link: id, created: false, prediction_error: err, evicted: None }
     }
 
     /// Adds `link` (its id is not held) to the vector and both indexes.

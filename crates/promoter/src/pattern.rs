@@ -27,7 +27,8 @@ use std::fmt::Write as _;
 
 use maxim_core::contracts::{CAUSAL_PATTERN, OPERATIONAL_PATTERN};
 use maxim_core::{
-    ConceptProvenance, Error as CoreError, MetaValue, PromotionCandidate, RecordId, check_unit,
+    ConceptProvenance, Error as CoreError, MetaValueRef, PromotionCandidate, PromotionCandidateRef, RecordId,
+    check_unit,
 };
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +56,11 @@ pub enum PatternKind {
 impl PatternKind {
     /// The kind of `candidate`, by its category.
     pub fn of(candidate: &PromotionCandidate) -> Self {
+        Self::of_view(&candidate.as_view())
+    }
+
+    /// The kind of a borrowed candidate, by its category.
+    pub fn of_view(candidate: &PromotionCandidateRef<'_>) -> Self {
         match candidate.category.trim() {
             CAUSAL_PATTERN => Self::Causal,
             OPERATIONAL_PATTERN => Self::Statistical,
@@ -95,16 +101,21 @@ pub fn provenance_of_bits(bits: u8) -> ConceptProvenance {
 /// definition is written once, when the concept is made, and a count in it would soon be
 /// wrong; the counts stay with the source's record.
 pub fn definition(candidate: &PromotionCandidate) -> String {
+    definition_of_view(&candidate.as_view())
+}
+
+/// [`definition`] of a borrowed candidate.
+pub fn definition_of_view(candidate: &PromotionCandidateRef<'_>) -> String {
     let name = candidate.pattern_name.trim();
     let mut out = format!("Pattern: {name}");
-    match PatternKind::of(candidate) {
+    match PatternKind::of_view(candidate) {
         PatternKind::Causal => {
-            if let (Some(event), Some(outcome)) = event_and_outcome(candidate) {
+            if let (Some(event), Some(outcome)) = event_and_outcome_of_view(candidate) {
                 let _ = write!(out, ". Causal: {event} leads to {outcome}");
             }
         }
         PatternKind::Statistical => {
-            if let Some(MetaValue::Text(t)) = candidate.metadata.get("pattern_type")
+            if let Some(MetaValueRef::Text(t)) = candidate.metadata.get("pattern_type")
                 && !t.trim().is_empty()
             {
                 let _ = write!(out, ". Type: {}", t.trim());
@@ -118,8 +129,15 @@ pub fn definition(candidate: &PromotionCandidate) -> String {
 /// The event and outcome signatures of a causal candidate: the metadata's `event_signature`
 /// and `outcome_signature`, else the two sides of the name's arrow.
 pub fn event_and_outcome(candidate: &PromotionCandidate) -> (Option<&str>, Option<&str>) {
+    event_and_outcome_of_view(&candidate.as_view())
+}
+
+/// [`event_and_outcome`] of a borrowed candidate.
+pub fn event_and_outcome_of_view<'a>(
+    candidate: &PromotionCandidateRef<'a>,
+) -> (Option<&'a str>, Option<&'a str>) {
     let text = |key: &str| match candidate.metadata.get(key) {
-        Some(MetaValue::Text(t)) if !t.trim().is_empty() => Some(t.trim()),
+        Some(MetaValueRef::Text(t)) if !t.trim().is_empty() => Some(t.trim()),
         _ => None,
     };
     let split = candidate.pattern_name.split_once(ARROW).map(|(e, o)| (e.trim(), o.trim()));
@@ -147,7 +165,7 @@ pub(crate) struct Analysed<'a> {
 
 /// Checks `candidate` (name and category not blank, confidence and phase coherence finite in
 /// `[0, 1]`, an AG record id that parses) and reads it.
-pub(crate) fn analyse(candidate: &PromotionCandidate) -> Result<Analysed<'_>, CoreError> {
+pub(crate) fn analyse<'a>(candidate: &PromotionCandidateRef<'a>) -> Result<Analysed<'a>, CoreError> {
     let name = candidate.pattern_name.trim();
     if name.is_empty() {
         return Err(CoreError::invalid("pattern_name", "empty"));
@@ -159,21 +177,21 @@ pub(crate) fn analyse(candidate: &PromotionCandidate) -> Result<Analysed<'_>, Co
     check_unit("confidence", candidate.confidence)?;
     let phase_coherence = match candidate.metadata.get("phase_coherence") {
         None => None,
-        Some(MetaValue::Number(x)) => Some(check_unit("phase_coherence", *x)?),
+        Some(MetaValueRef::Number(x)) => Some(check_unit("phase_coherence", x)?),
         Some(_) => return Err(CoreError::invalid("phase_coherence", "not a number")),
     };
     let ag_record = match candidate.metadata.get("ag_memory_id") {
         None => None,
-        Some(MetaValue::Id(id)) => Some(*id),
-        Some(MetaValue::Text(t)) if t.trim().is_empty() => None,
-        Some(MetaValue::Text(t)) => Some(
+        Some(MetaValueRef::Id(id)) => Some(id),
+        Some(MetaValueRef::Text(t)) if t.trim().is_empty() => None,
+        Some(MetaValueRef::Text(t)) => Some(
             t.trim()
                 .parse::<RecordId>()
                 .map_err(|_| CoreError::invalid("ag_memory_id", "not a record id"))?,
         ),
         Some(_) => return Err(CoreError::invalid("ag_memory_id", "not a record id")),
     };
-    let ids = &candidate.source_memory_ids;
+    let ids = candidate.source_memory_ids;
     let mut episodes = Vec::with_capacity(ids.len());
     if ids.len() <= 32 {
         for &id in ids {
@@ -185,9 +203,9 @@ pub(crate) fn analyse(candidate: &PromotionCandidate) -> Result<Analysed<'_>, Co
         let mut seen = rustc_hash::FxHashSet::default();
         episodes.extend(ids.iter().copied().filter(|&id| seen.insert(id)));
     }
-    let kind = PatternKind::of(candidate);
+    let kind = PatternKind::of_view(candidate);
     let (event, outcome) =
-        if kind == PatternKind::Causal { event_and_outcome(candidate) } else { (None, None) };
+        if kind == PatternKind::Causal { event_and_outcome_of_view(candidate) } else { (None, None) };
     Ok(Analysed {
         kind,
         key: format!("{category}\u{1f}{name}"),

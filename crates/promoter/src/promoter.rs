@@ -41,7 +41,8 @@ use maxim_core::journal::{StoreDir, SyncPolicy};
 use maxim_core::ownership::FileClaims;
 use maxim_core::{
     ConceptProvenance, ConceptSpec, ConceptStore, CrossEdgeKind, CrossLinks, LayerKind, LayerRecord,
-    PromotionCandidate, PromotionSource, RandomnessGate, RecordId, SharedClock, SystemClock,
+    PromotionCandidate, PromotionCandidateRef, PromotionSource, RandomnessGate, RecordId, SharedClock,
+    SystemClock,
 };
 
 use crate::config::PromoterConfig;
@@ -272,9 +273,9 @@ impl std::fmt::Debug for SemanticPromoter {
 type OutEdge = (LayerRecord, CrossEdgeKind, f64);
 
 /// What one candidate's steps share.
-struct Step<'s, 'c> {
+struct Step<'s, 'v, 'c> {
     source: &'s str,
-    candidate: &'c PromotionCandidate,
+    candidate: &'v PromotionCandidateRef<'c>,
     a: Analysed<'c>,
 }
 
@@ -380,10 +381,15 @@ impl SemanticPromoter {
         let mut report = PromotionReport::default();
         for source in sources {
             let name = source.source_name();
-            match source.promotion_candidates(self.config.min_confidence, self.config.min_observations) {
-                Ok(candidates) => {
-                    tracing::debug!(source = name, n_candidates = candidates.len(), "candidates collected");
-                    self.promote_all(name, &candidates, reader, concepts, links, &mut report);
+            // The source lends its candidates borrowed; each is promoted as it comes.
+            let (min_confidence, min_observations) =
+                (self.config.min_confidence, self.config.min_observations);
+            let lent = source.for_each_candidate(min_confidence, min_observations, &mut |candidate| {
+                self.promote_view(name, candidate, reader, concepts, links, &mut report);
+            });
+            match lent {
+                Ok(n) => {
+                    tracing::debug!(source = name, n_candidates = n, "candidates promoted");
                 }
                 Err(err) => {
                     tracing::warn!(source = name, error = %err, "promotion source failed; skipped");
@@ -440,33 +446,49 @@ impl SemanticPromoter {
         C: ConceptStore + ?Sized,
         L: CrossLinks + ?Sized,
     {
-        report.candidates += candidates.len();
         for candidate in candidates {
-            let a = match analyse(candidate) {
-                Ok(a) => a,
-                Err(err) => {
-                    report.failed.push(Failure {
-                        source: source.to_owned(),
-                        pattern: Some(candidate.pattern_name.clone()),
-                        stage: Stage::Validate,
-                        error: err.to_string(),
-                    });
-                    continue;
-                }
-            };
-            if let Some(rejection) = self.screen(source, candidate) {
-                report.rejected.push(rejection);
-                continue;
-            }
-            let step = Step { source, candidate, a };
-            self.promote_one(&step, reader, concepts, links, report);
+            self.promote_view(source, &candidate.as_view(), reader, concepts, links, report);
         }
     }
 
+    /// Counts, checks, screens and promotes one candidate.
+    fn promote_view<C, L>(
+        &mut self,
+        source: &str,
+        candidate: &PromotionCandidateRef<'_>,
+        reader: Option<&dyn EpisodeReader>,
+        concepts: &mut C,
+        links: &mut L,
+        report: &mut PromotionReport,
+    ) where
+        C: ConceptStore + ?Sized,
+        L: CrossLinks + ?Sized,
+    {
+        report.candidates += 1;
+        let a = match analyse(candidate) {
+            Ok(a) => a,
+            Err(err) => {
+                report.failed.push(Failure {
+                    source: source.to_owned(),
+                    pattern: Some(candidate.pattern_name.to_owned()),
+                    stage: Stage::Validate,
+                    error: err.to_string(),
+                });
+                return;
+            }
+        };
+        if let Some(rejection) = self.screen(source, candidate) {
+            report.rejected.push(rejection);
+            return;
+        }
+        let step = Step { source, candidate, a };
+        self.promote_one(&step, reader, concepts, links, report);
+    }
+
     /// The thresholds, then the gate.
-    fn screen(&self, source: &str, c: &PromotionCandidate) -> Option<Rejection> {
+    fn screen(&self, source: &str, c: &PromotionCandidateRef<'_>) -> Option<Rejection> {
         let reject = |by, reason: String| {
-            Some(Rejection { source: source.to_owned(), pattern: c.pattern_name.clone(), by, reason })
+            Some(Rejection { source: source.to_owned(), pattern: c.pattern_name.to_owned(), by, reason })
         };
         if c.confidence < self.config.min_confidence {
             return reject(
@@ -486,7 +508,7 @@ impl SemanticPromoter {
         if self.config.gate_enabled
             && let Some(gate) = &self.gate
         {
-            let decision = gate.admits(c);
+            let decision = gate.admits_view(c);
             if !decision.admitted {
                 return reject(RejectedBy::Gate, decision.reason);
             }
@@ -496,7 +518,7 @@ impl SemanticPromoter {
 
     fn promote_one<C, L>(
         &mut self,
-        step: &Step<'_, '_>,
+        step: &Step<'_, '_, '_>,
         reader: Option<&dyn EpisodeReader>,
         concepts: &mut C,
         links: &mut L,
@@ -522,7 +544,7 @@ impl SemanticPromoter {
         let (concept, matched, credited_by_find) = if let Some(p) = &previous {
             (p.concept, Matched::Known, None)
         } else {
-            let definition = crate::pattern::definition(c);
+            let definition = crate::pattern::definition_of_view(c);
             let text = format!("{}. {definition}", a.name);
             let best = concepts
                 .similar_concepts(&text, self.config.dedup_candidates)
@@ -687,7 +709,7 @@ impl SemanticPromoter {
         provenance: ConceptProvenance,
         episode: RecordId,
         concepts: &mut C,
-        c: &PromotionCandidate,
+        c: &PromotionCandidateRef<'_>,
         trust: f64,
     ) -> Result<(), String> {
         let Some((name, category)) = self.ledger.concept(concept).and_then(|e| e.known_as.clone()) else {
@@ -718,7 +740,7 @@ impl SemanticPromoter {
         concept: RecordId,
         reader: &dyn EpisodeReader,
         concepts: &mut C,
-        c: &PromotionCandidate,
+        c: &PromotionCandidateRef<'_>,
         trust: f64,
     ) -> Result<u32, String> {
         let Some(entry) = self.ledger.concept(concept) else { return Ok(0) };
@@ -742,7 +764,7 @@ impl SemanticPromoter {
         let mut written = 0;
         for (key, value) in changed {
             concepts
-                .set_concept_property(concept, key, value.clone(), &c.source, trust)
+                .set_concept_property(concept, key, value.clone(), c.source, trust)
                 .map_err(|e| e.to_string())?;
             self.record(Op::Property { concept, key: key.to_owned(), value }).map_err(|e| e.to_string())?;
             written += 1;
@@ -757,7 +779,7 @@ impl SemanticPromoter {
         event: &str,
         outcome: &str,
         concepts: &mut C,
-        c: &PromotionCandidate,
+        c: &PromotionCandidateRef<'_>,
         trust: f64,
     ) -> Result<u32, String> {
         let endpoint = |name: &str, category: &str, what: &str| ConceptSpec {

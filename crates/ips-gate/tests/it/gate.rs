@@ -225,3 +225,36 @@ fn the_trait_assess_matches_the_function() {
     assert_eq!(bad.pattern_type, PatternType::InsufficientData);
     assert_eq!(bad.n, 9);
 }
+
+proptest::proptest! {
+    #[test]
+    fn a_lent_candidate_is_judged_as_its_owned_form(
+        gaps in proptest::collection::vec(1u32..5_000, 0..40),
+        cut in 0usize..40,
+        statistical in proptest::bool::ANY,
+        confidence in 0.0f64..1.0,
+    ) {
+        use maxim_core::{PromotionCandidateRef, SplitSlice};
+        let mut t = 1_700_000_000i64;
+        let times: Vec<Timestamp> = gaps.iter().map(|&g| { t += i64::from(g); Timestamp::from_secs(t) }).collect();
+        let mut owned = PromotionCandidate {
+            pattern_name: "a \u{2192} b".into(),
+            category: if statistical { OPERATIONAL_PATTERN } else { CAUSAL_PATTERN }.into(),
+            confidence,
+            observations: times.len() as u32,
+            source_memory_ids: vec![],
+            observed_at: times,
+            source: Source::Episodic,
+            metadata: BTreeMap::default(),
+        };
+        // Times out of order in the owned form are judged in time order too.
+        owned.observed_at.reverse();
+        let cut = cut.min(owned.observed_at.len());
+        let (front, back) = owned.observed_at.split_at(cut);
+        let view = PromotionCandidateRef { observed_at: SplitSlice::new(front, back), ..owned.as_view() };
+        let gate = IpsGate::default();
+        proptest::prop_assert_eq!(gate.judge_view(&view), gate.judge(&owned));
+        proptest::prop_assert_eq!(gate.admits_view(&view), gate.admits(&owned));
+        proptest::prop_assert_eq!(gate.judge_split_times(view.observed_at), gate.judge_times(&owned.observed_at));
+    }
+}

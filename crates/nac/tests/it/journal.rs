@@ -104,3 +104,23 @@ fn a_refused_write_is_not_journaled() {
     assert_eq!(again.total_observations(), 1);
     assert_eq!(again.links()[0].confidence(), 0.5);
 }
+
+#[test]
+fn a_store_in_memory_learns_exactly_as_a_journaled_one() {
+    // The in-memory store updates known links without building a journal op; the
+    // journaled one appends an op and applies it. Both must end in the same state.
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let mut journaled = open(dir.path(), &clock);
+    let mut memory = Nac::builder().clock(clock.shared()).build().unwrap();
+    for round in 1..=3 {
+        for nac in [&mut journaled, &mut memory] {
+            let start = clock.now();
+            write_everything(nac, &clock, round);
+            clock.set(start);
+        }
+        clock.advance(Duration::from_secs(600));
+    }
+    assert_eq!(sorted(&memory), sorted(&journaled));
+    assert_eq!(memory.stats(), journaled.stats());
+}

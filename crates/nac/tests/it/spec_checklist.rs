@@ -349,3 +349,51 @@ fn keyword_search_scans_signatures() {
     assert_eq!(names(nac.search_links(&["tool"], 0.6)), vec!["tool:Grasp"]);
     assert!(nac.search_links(&[], 0.0).is_empty());
 }
+
+#[test]
+fn lent_candidates_are_the_owned_ones_in_the_same_order() {
+    // Rings that wrap, so episodes and times are lent as two halves.
+    let (mut nac, clock) = store(crate::common::with(|c| {
+        c.max_observation_times = 7;
+        c.max_memory_ids = 5;
+    }));
+    for i in 0..120u128 {
+        clock.advance(Duration::from_secs(5 + (i as u64 % 7) * 13));
+        let sig = ["tool:grasp", "tool:lift", "tool:push"][(i % 3) as usize];
+        let outcome = format!("{sig}:positive");
+        let valence = if i % 11 == 0 { Valence::Negative } else { Valence::Positive };
+        let mode = ctx(&[("mode", if i % 2 == 0 { "explore" } else { "exploit" })]);
+        nac.observe(
+            &Observation::new("tool", sig, "tool_result", &outcome, valence)
+                .context(&mode)
+                .memory(RecordId::from_u128(i / 2 + 1)),
+        )
+        .unwrap();
+    }
+    let owned = nac.get_promotion_candidates(0.6, 3).unwrap();
+    assert!(owned.len() >= 4, "{} candidates", owned.len());
+    assert!(owned.iter().all(|c| c.observed_at.len() == 7 && c.source_memory_ids.len() == 5));
+    let mut lent = Vec::new();
+    let n = nac.for_each_promotion_candidate(0.6, 3, |c| lent.push(c.to_candidate())).unwrap();
+    assert_eq!((n, &lent), (owned.len(), &owned));
+    // Through the core's contract, and field by field on the view itself.
+    let mut through_trait = Vec::new();
+    nac.for_each_candidate(0.6, 3, &mut |c| through_trait.push(c.to_candidate())).unwrap();
+    assert_eq!(through_trait, owned);
+    let mut i = 0;
+    nac.for_each_promotion_candidate(0.6, 3, |c| {
+        let o = &owned[i];
+        assert_eq!(c.pattern_name, o.pattern_name);
+        assert_eq!(c.observed_at.iter().copied().collect::<Vec<_>>(), o.observed_at);
+        assert_eq!(c.source_memory_ids.to_vec(), o.source_memory_ids);
+        assert_eq!(c.metadata.get("link_id"), Some(o.metadata["link_id"].as_view()));
+        i += 1;
+    })
+    .unwrap();
+    assert_eq!(i, owned.len());
+    // Bad thresholds lend nothing.
+    let mut visits = 0;
+    assert!(nac.for_each_promotion_candidate(f64::NAN, 3, |_| visits += 1).is_err());
+    assert!(nac.for_each_candidate(1.5, 3, &mut |_| visits += 1).is_err());
+    assert_eq!(visits, 0);
+}

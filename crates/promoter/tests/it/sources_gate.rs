@@ -3,10 +3,15 @@
 
 use std::sync::Arc;
 
-use maxim_core::{ManualClock, PromotionSource};
+use maxim_core::{
+    BoxError, ManualClock, MetaValueRef, MetadataRef, PromotionCandidate, PromotionCandidateRef,
+    PromotionSource, SplitSlice,
+};
 use promoter::{Error, PromoterConfig, RejectedBy, SemanticPromoter, Stage};
 
-use crate::common::{Broken, Concepts, Fixed, Links, NameGate, T0, causal, eps, promoter, promoter_with};
+use crate::common::{
+    Broken, Concepts, Fixed, Links, NameGate, T0, causal, ep, eps, promoter, promoter_with, statistical,
+};
 
 #[test]
 fn every_source_is_asked_in_order_and_a_failing_one_is_reported_and_skipped() {
@@ -113,4 +118,64 @@ fn the_minimums_are_configurable() {
     let (mut concepts, mut links) = (Concepts::default(), Links::default());
     assert_eq!(p.scan(&mut concepts, &mut links).promoted.len(), 1);
     assert_eq!(*nac.asked.lock().unwrap(), [(0.5, 2)]);
+}
+
+/// A source that lends its candidates borrowed: episodes and times split in two, metadata
+/// as pairs, as the causal learner lends them.
+struct Lending(Vec<PromotionCandidate>);
+
+impl PromotionSource for Lending {
+    #[allow(clippy::unnecessary_literal_bound, reason = "the trait's signature")]
+    fn source_name(&self) -> &str {
+        "lending"
+    }
+
+    fn promotion_candidates(&self, _: f64, _: u32) -> Result<Vec<PromotionCandidate>, BoxError> {
+        Err("this source only lends".into())
+    }
+
+    fn for_each_candidate(
+        &self,
+        _: f64,
+        _: u32,
+        visit: &mut dyn FnMut(&PromotionCandidateRef<'_>),
+    ) -> Result<usize, BoxError> {
+        for c in &self.0 {
+            let pairs: Vec<(&str, MetaValueRef<'_>)> =
+                c.metadata.iter().map(|(k, v)| (k.as_str(), v.as_view())).collect();
+            let (ids, times) = (&c.source_memory_ids, &c.observed_at);
+            let view = PromotionCandidateRef {
+                metadata: MetadataRef::Pairs(&pairs),
+                source_memory_ids: SplitSlice::new(&ids[..ids.len() / 2], &ids[ids.len() / 2..]),
+                observed_at: SplitSlice::new(&times[..times.len() / 3], &times[times.len() / 3..]),
+                ..c.as_view()
+            };
+            visit(&view);
+        }
+        Ok(self.0.len())
+    }
+}
+
+#[test]
+fn a_lending_source_promotes_exactly_what_its_owned_candidates_do() {
+    let candidates = vec![
+        causal("tool:grasp", eps(0..5), 0.7),
+        causal("tool:noise", eps(10..14), 0.9),
+        causal("tool:weak", eps(20..24), 0.3),
+        statistical("latency", ep(99), 0.8, 12),
+    ];
+    let scan = |source: &dyn PromotionSource| {
+        let mut p = promoter();
+        let (mut concepts, mut links) = (Concepts::default(), Links::default());
+        let first = p.scan_with(&[source], None, &mut concepts, &mut links);
+        let second = p.scan_with(&[source], None, &mut concepts, &mut links);
+        (first, second, concepts.concepts, concepts.relations, links.edges)
+    };
+    let owned = scan(&Fixed::new("lending", candidates.clone()));
+    let lent = scan(&Lending(candidates));
+    assert_eq!(owned.0.promoted.len(), 2, "the causal and the statistical pattern");
+    assert_eq!(owned.0.rejected.len(), 2, "the noise by the gate, the weak one by the threshold");
+    assert_eq!(lent.0, owned.0);
+    assert_eq!(lent.1, owned.1);
+    assert_eq!((lent.2, lent.3, lent.4), (owned.2, owned.3, owned.4));
 }
