@@ -445,6 +445,8 @@ impl MemoryHub {
         let mut ranked: Vec<(RecordId, f64, RecordId)> =
             scored.into_iter().map(|(id, (s, c))| (id, s, c)).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        // A concept every episode holds has rarity 0: it says nothing (and 0 / 0 is no score).
+        ranked.retain(|r| r.1 > 0.0);
         let top = ranked.first().map_or(1.0, |r| r.1);
         for (id, score, concept) in ranked.into_iter().take(DEPTH) {
             fused.entry(episode(id)).or_default().add(
