@@ -415,27 +415,24 @@ impl Hippocampus {
 
     /// The `k` episodes captured just before episode `id` and the `k` just after, by event
     /// time (then id), nearest first within each side: the turns around a hit. Empty when
-    /// `id` is not held. One pass over the time table.
+    /// `id` is not held. Two binary searches in the time-ordered index, then `2k` steps.
     pub fn neighbours_in_time(&self, id: RecordId, k: usize) -> Vec<RecordId> {
         let Some(at) = self.slots.slot_of(id) else { return Vec::new() };
         if k == 0 {
             return Vec::new();
         }
-        let key = (self.slots.ts[at as usize], id);
-        let mut before: Vec<(i64, RecordId)> = Vec::with_capacity(k + 1);
-        let mut after: Vec<(i64, RecordId)> = Vec::with_capacity(k + 1);
-        for (s, record) in self.slots.records.iter().enumerate() {
-            if record.is_none() {
-                continue;
-            }
-            let other = (self.slots.ts[s], self.slots.ids[s]);
-            if other < key {
-                keep_nearest(&mut before, other, k, |a, b| b.cmp(a));
-            } else if other > key {
-                keep_nearest(&mut after, other, k, Ord::cmp);
-            }
-        }
-        before.into_iter().chain(after).map(|(_, id)| id).collect()
+        let order = self.slots.order();
+        let key = order.key(at);
+        let by_time = self.index.order();
+        let lo = by_time.partition_point(|&s| order.key(s) < key);
+        let hi = by_time.partition_point(|&s| order.key(s) <= key);
+        by_time[..lo]
+            .iter()
+            .rev()
+            .take(k)
+            .chain(by_time[hi..].iter().take(k))
+            .map(|&s| self.slots.ids[s as usize])
+            .collect()
     }
 
     /// The `limit` episodes that best match `query` by BM25 over every text they hold, best
@@ -445,11 +442,11 @@ impl Hippocampus {
     pub fn search_text(&self, query: &str, limit: usize) -> Vec<(RecordId, f64, usize)> {
         let _s = tracing::debug_span!("hippocampus_search_text", limit).entered();
         self.lexical
-            .search(query, limit)
+            .search_counted_with(query, limit, |_| true, Ord::cmp)
             .into_iter()
-            .filter_map(|h| {
-                let id = *self.slots.ids.get(h.key as usize)?;
-                self.slots.get(h.key).is_some().then_some((id, h.score, h.matched_terms.len()))
+            .filter_map(|(s, score, held)| {
+                let id = *self.slots.ids.get(s as usize)?;
+                self.slots.get(s).is_some().then_some((id, score, held))
             })
             .collect()
     }
@@ -513,21 +510,6 @@ impl Hippocampus {
         keys.sort_unstable_by_key(ToString::to_string);
         keys
     }
-}
-
-/// Keeps in `kept` (sorted by `order`, at most `k`) the `k` first keys by `order`.
-fn keep_nearest(
-    kept: &mut Vec<(i64, RecordId)>,
-    key: (i64, RecordId),
-    k: usize,
-    order: impl Fn(&(i64, RecordId), &(i64, RecordId)) -> std::cmp::Ordering,
-) {
-    if kept.len() == k && order(&key, &kept[k - 1]).is_ge() {
-        return;
-    }
-    let at = kept.partition_point(|x| order(x, &key).is_lt());
-    kept.insert(at, key);
-    kept.truncate(k);
 }
 
 #[cfg(test)]

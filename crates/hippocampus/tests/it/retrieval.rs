@@ -379,3 +379,36 @@ fn text_similarity_reads_every_text_field() {
     assert_eq!(h.recall_similar_text("red kettle", 1).unwrap()[0].0.id(), a);
     assert_eq!(h.recall_similar_text("leaking hose", 1).unwrap()[0].0.id(), b);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+    /// The time-ordered walk gives what a scan of every episode by (time, id) gives, with
+    /// equal times, out-of-order captures and removals.
+    #[test]
+    fn neighbours_in_time_are_the_nearest_by_time_then_id(
+        offsets in proptest::collection::vec(0u64..20, 1..40),
+        removed in proptest::collection::vec(0usize..40, 0..10),
+        k in 0usize..4,
+    ) {
+        let (clock, mut h) = layer();
+        let mut held: Vec<(maxim_core::Timestamp, RecordId)> = Vec::new();
+        for &o in &offsets {
+            clock.set(T0 + Duration::from_secs(o));
+            let id = h.capture(episode(&["mug"], "find mug", "look", Some(true))).unwrap();
+            held.push((T0 + Duration::from_secs(o), id));
+        }
+        for &r in &removed {
+            if r < held.len() {
+                let (_, id) = held.remove(r);
+                h.remove(id).unwrap();
+            }
+        }
+        held.sort_unstable();
+        for (i, &(_, id)) in held.iter().enumerate() {
+            let before = held[..i].iter().rev().take(k).map(|p| p.1);
+            let want: Vec<RecordId> = before.chain(held[i + 1..].iter().take(k).map(|p| p.1)).collect();
+            proptest::prop_assert_eq!(h.neighbours_in_time(id, k), want);
+        }
+    }
+}

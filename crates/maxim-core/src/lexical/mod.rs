@@ -146,12 +146,23 @@ pub struct LexicalIndex<K> {
     total_len: f64,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Term {
     text: Option<Arc<str>>,
     postings: Vec<Posting>,
     /// Entries of `postings` whose document was removed.
     dead: u32,
+    /// The largest frequency in `postings` (removed documents' entries may count: the
+    /// bound stays valid, only looser, until the posting is compacted).
+    max_tf: f32,
+    /// The shortest length of a document in `postings` (likewise).
+    min_dl: f32,
+}
+
+impl Default for Term {
+    fn default() -> Self {
+        Self { text: None, postings: Vec::new(), dead: 0, max_tf: 0.0, min_dl: f32::INFINITY }
+    }
 }
 
 impl Term {
@@ -313,7 +324,10 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
             (self.docs.len() - 1) as u32
         };
         for &(t, tf) in &terms {
-            self.terms[t as usize].postings.push(Posting { doc, tf });
+            let term = &mut self.terms[t as usize];
+            term.postings.push(Posting { doc, tf });
+            term.max_tf = term.max_tf.max(tf);
+            term.min_dl = term.min_dl.min(len);
         }
         self.docs[doc as usize] = DocSlot::Live { key: key.clone(), terms: terms.into_boxed_slice() };
         self.doc_len[doc as usize] = len;
@@ -385,36 +399,13 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         &self,
         query: &str,
         limit: usize,
-        mut keep: impl FnMut(&K) -> bool,
-        mut tie: impl FnMut(&K, &K) -> Ordering,
+        keep: impl FnMut(&K) -> bool,
+        tie: impl FnMut(&K, &K) -> Ordering,
     ) -> Vec<Hit<K>> {
         let _s = tracing::trace_span!("lexical_search", limit, n_docs = self.len()).entered();
-        if limit == 0 || self.is_empty() {
-            return Vec::new();
-        }
         let query_terms = self.query_terms(query);
-        if query_terms.is_empty() {
-            return Vec::new();
-        }
-        let mut best: Vec<(f64, u32)> = Vec::new();
-        with_scratch(|scratch| {
-            self.accumulate(&query_terms, scratch);
-            let mut heap = BoundedHeap::new(limit);
-            for &d in &scratch.touched {
-                let DocSlot::Live { key, .. } = &self.docs[d as usize] else { continue };
-                let score = scratch.acc[d as usize];
-                if heap.would_reject(score) || !keep(key) {
-                    continue;
-                }
-                heap.push((score, d), &mut |a: &(f64, u32), b: &(f64, u32)| {
-                    b.0.total_cmp(&a.0).then_with(|| tie(self.key_of(a.1), self.key_of(b.1)))
-                });
-            }
-            best = heap.into_sorted(&mut |a: &(f64, u32), b: &(f64, u32)| {
-                b.0.total_cmp(&a.0).then_with(|| tie(self.key_of(a.1), self.key_of(b.1)))
-            });
-        });
-        best.into_iter()
+        self.top_k(&query_terms, limit, keep, tie)
+            .into_iter()
             .map(|(score, d)| {
                 let DocSlot::Live { key, terms } = &self.docs[d as usize] else {
                     unreachable!("hits are live documents")
@@ -425,6 +416,43 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
                     .filter_map(|&t| self.terms[t as usize].text.clone())
                     .collect();
                 Hit { key: key.clone(), score, matched_terms }
+            })
+            .collect()
+    }
+
+    /// [`search_with`](Self::search_with) without the matched terms' text: each hit as its
+    /// key, its score and the number of the query's distinct terms it holds, so a search
+    /// allocates nothing per hit.
+    ///
+    /// ```
+    /// use maxim_core::lexical::LexicalIndex;
+    /// let mut index = LexicalIndex::new();
+    /// index.insert(1u32, &[("Ana adopted a kitten", 1.0)])?;
+    /// index.insert(2u32, &[("Ana watered the garden", 1.0)])?;
+    /// let hits = index.search_counted_with("Ana's kitten", 10, |_| true, Ord::cmp);
+    /// assert_eq!(hits.iter().map(|h| (h.0, h.2)).collect::<Vec<_>>(), [(1, 2), (2, 1)]);
+    /// # Ok::<(), maxim_core::Error>(())
+    /// ```
+    pub fn search_counted_with(
+        &self,
+        query: &str,
+        limit: usize,
+        keep: impl FnMut(&K) -> bool,
+        tie: impl FnMut(&K, &K) -> Ordering,
+    ) -> Vec<(K, f64, usize)> {
+        let _s = tracing::trace_span!("lexical_search", limit, n_docs = self.len()).entered();
+        let query_terms = self.query_terms(query);
+        self.top_k(&query_terms, limit, keep, tie)
+            .into_iter()
+            .map(|(score, d)| {
+                let DocSlot::Live { key, terms } = &self.docs[d as usize] else {
+                    unreachable!("hits are live documents")
+                };
+                let held = query_terms
+                    .iter()
+                    .filter(|&&t| terms.binary_search_by_key(&t, |&(dt, _)| dt).is_ok())
+                    .count();
+                (key.clone(), score, held)
             })
             .collect()
     }
@@ -576,8 +604,12 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
     fn compact(&mut self, t: u32) {
         let Self { terms, docs, doc_len, free_docs, term_ids, free_terms, .. } = self;
         let term = &mut terms[t as usize];
+        let (mut max_tf, mut min_dl) = (0.0f32, f32::INFINITY);
         term.postings.retain(|p| {
-            if doc_len[p.doc as usize] >= 0.0 {
+            let dl = doc_len[p.doc as usize];
+            if dl >= 0.0 {
+                max_tf = max_tf.max(p.tf);
+                min_dl = min_dl.min(dl);
                 return true;
             }
             if let DocSlot::Dead { pending } = &mut docs[p.doc as usize] {
@@ -590,6 +622,7 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
             false
         });
         term.dead = 0;
+        (term.max_tf, term.min_dl) = (max_tf, min_dl);
         if term.postings.is_empty() {
             term.postings = Vec::new();
             if let Some(text) = term.text.take() {
@@ -615,39 +648,261 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         out
     }
 
-    /// Adds every query term's BM25 contribution to the documents of its posting.
-    fn accumulate(&self, query_terms: &[u32], scratch: &mut Scratch) {
+    /// `(k1 (1 − b), k1 b / avgdl)`: a document of length `dl` has the norm
+    /// `base + per_len · dl` in BM25's denominator.
+    fn norm_parts(&self) -> (f64, f64) {
         let Bm25Params { k1, b } = self.params;
-        let n = self.len() as f64;
         let avg = self.average_len();
-        // k1 (1 − b + b dl / avgdl) = base + per_len dl.
-        let base = k1 * (1.0 - b);
-        let per_len = if avg > 0.0 { k1 * b / avg } else { 0.0 };
-        if scratch.acc.len() < self.docs.len() {
-            scratch.acc.resize(self.docs.len(), 0.0);
+        (k1 * (1.0 - b), if avg > 0.0 { k1 * b / avg } else { 0.0 })
+    }
+
+    /// A query term as a search reads it: its number, its weight `idf · (k1 + 1)` and the
+    /// most it adds to a document's score.
+    fn query_term(&self, t: u32, base: f64, per_len: f64) -> QueryTerm {
+        let k1 = self.params.k1;
+        let n = self.len() as f64;
+        let term = &self.terms[t as usize];
+        let df = term.df() as f64;
+        let weight = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * (k1 + 1.0);
+        // BM25's saturation grows with the frequency and falls with the length, so the
+        // largest frequency over the shortest length bounds every document of the posting.
+        let tf = f64::from(term.max_tf);
+        let bound = if tf > 0.0 { weight * tf / (tf + base + per_len * f64::from(term.min_dl)) } else { 0.0 };
+        QueryTerm { term: t, weight, bound }
+    }
+
+    /// Adds term `q`'s contribution to every live document of its posting.
+    fn walk_posting(&self, q: QueryTerm, base: f64, per_len: f64, acc: &mut [f64], touched: &mut Vec<u32>) {
+        let postings = &self.terms[q.term as usize].postings;
+        #[cfg(test)]
+        tests::WALKED.with(|w| w.set(w.get() + postings.len()));
+        for p in postings {
+            let dl = self.doc_len[p.doc as usize];
+            if dl < 0.0 {
+                continue;
+            }
+            let tf = f64::from(p.tf);
+            let norm = base + per_len * f64::from(dl);
+            let slot = &mut acc[p.doc as usize];
+            if *slot == 0.0 {
+                touched.push(p.doc);
+            }
+            // Every contribution is > 0: idf > 0, tf > 0.
+            *slot += q.weight * tf / (tf + norm);
         }
-        let (acc, touched) = (&mut scratch.acc, &mut scratch.touched);
-        for &t in query_terms {
-            let term = &self.terms[t as usize];
-            let df = term.df() as f64;
-            let weight = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * (k1 + 1.0);
-            for p in &term.postings {
-                let dl = self.doc_len[p.doc as usize];
-                if dl < 0.0 {
-                    continue;
-                }
-                let tf = f64::from(p.tf);
-                let norm = base + per_len * f64::from(dl);
-                let slot = &mut acc[p.doc as usize];
-                if *slot == 0.0 {
-                    touched.push(p.doc);
-                }
-                // Every contribution is > 0: idf > 0, tf > 0.
-                *slot += weight * tf / (tf + norm);
+    }
+
+    /// Document `d`'s score for `terms`, summed in their order: bit for bit what
+    /// [`walk_posting`](Self::walk_posting) adds up when the terms are walked in that order.
+    fn exact_score(&self, terms: &[QueryTerm], d: u32, base: f64, per_len: f64) -> f64 {
+        let DocSlot::Live { terms: held, .. } = &self.docs[d as usize] else { return 0.0 };
+        let norm = base + per_len * f64::from(self.doc_len[d as usize]);
+        let mut score = 0.0;
+        for q in terms {
+            if let Ok(i) = held.binary_search_by_key(&q.term, |&(t, _)| t) {
+                let tf = f64::from(held[i].1);
+                score += q.weight * tf / (tf + norm);
+            }
+        }
+        score
+    }
+
+    /// Whether document `d` is live and `keep` accepts it, asking `keep` once per search.
+    fn kept(&self, status: &mut [u8], d: u32, keep: &mut impl FnMut(&K) -> bool) -> bool {
+        match status[d as usize] {
+            KEPT => true,
+            REJECTED => false,
+            _ => {
+                let ok = matches!(&self.docs[d as usize], DocSlot::Live { key, .. } if keep(key));
+                status[d as usize] = if ok { KEPT } else { REJECTED };
+                ok
             }
         }
     }
+
+    /// The `limit`-th best partial score among the touched documents `keep` accepts, when
+    /// there are that many.
+    fn kth_kept(
+        &self,
+        scratch: &mut Scratch,
+        limit: usize,
+        keep: &mut impl FnMut(&K) -> bool,
+    ) -> Option<f64> {
+        if scratch.touched.len() < limit {
+            return None;
+        }
+        let Scratch { acc, touched, status, buf } = scratch;
+        buf.clear();
+        for &d in touched.iter() {
+            if self.kept(status, d, keep) {
+                buf.push(acc[d as usize]);
+            }
+        }
+        if buf.len() < limit {
+            return None;
+        }
+        buf.select_nth_unstable_by(limit - 1, |a, b| b.total_cmp(a));
+        Some(buf[limit - 1])
+    }
+
+    /// The best `limit` documents for `query_terms` that `keep` accepts, by score then by
+    /// `tie`, as `(score, document)`: exactly what scoring every document holding a query
+    /// term gives, found with MaxScore pruning.
+    ///
+    /// Each term's contribution to any document is bounded by its weight at its posting's
+    /// largest frequency and shortest length. The terms are walked from the largest bound
+    /// down; once `limit` accepted documents have partial scores clearly above what all
+    /// the terms not yet walked could add together, no document outside those already
+    /// touched can enter, and the remaining terms (the common ones, whose postings are the
+    /// long ones) are looked up in the candidates' own term lists instead of walked, and
+    /// only for candidates that can still reach the best `limit`. The candidates within a
+    /// hair (a relative 1e-10) of the `limit`-th best are then scored again with the terms
+    /// summed in the query's order, which is the order an exhaustive search adds them in,
+    /// so scores and ties come out bit for bit the same.
+    fn top_k(
+        &self,
+        query_terms: &[u32],
+        limit: usize,
+        mut keep: impl FnMut(&K) -> bool,
+        mut tie: impl FnMut(&K, &K) -> Ordering,
+    ) -> Vec<(f64, u32)> {
+        if limit == 0 || self.is_empty() || query_terms.is_empty() {
+            return Vec::new();
+        }
+        let (base, per_len) = self.norm_parts();
+        let terms: Vec<QueryTerm> = query_terms.iter().map(|&t| self.query_term(t, base, per_len)).collect();
+        let mut walk: Vec<usize> = (0..terms.len()).collect();
+        walk.sort_by(|&a, &b| terms[b].bound.total_cmp(&terms[a].bound).then(a.cmp(&b)));
+        // rest[i]: the most the terms walk[i..] add to any document together.
+        let mut rest = vec![0.0f64; walk.len() + 1];
+        for i in (0..walk.len()).rev() {
+            rest[i] = rest[i + 1] + terms[walk[i]].bound;
+        }
+        let mut best: Vec<(f64, u32)> = Vec::new();
+        with_scratch(|scratch| {
+            scratch.prepare(self.docs.len());
+            let mut walked = 0;
+            while walked < walk.len() {
+                self.walk_posting(terms[walk[walked]], base, per_len, &mut scratch.acc, &mut scratch.touched);
+                walked += 1;
+                if walked == walk.len() {
+                    break;
+                }
+                // Stopping pays when the postings left are longer than the candidates.
+                let left: usize =
+                    walk[walked..].iter().map(|&i| self.terms[terms[i].term as usize].postings.len()).sum();
+                if left > scratch.touched.len()
+                    && self
+                        .kth_kept(scratch, limit, &mut keep)
+                        .is_some_and(|kth| clearly_above(kth, rest[walked]))
+                {
+                    break;
+                }
+            }
+            let (unwalked, rest_bound) = (&walk[walked..], rest[walked]);
+            let Scratch { acc, touched, status, .. } = scratch;
+            let mut heap = BoundedHeap::new(limit);
+            let by_score = &mut |a: &(f64, u32), b: &(f64, u32)| b.0.total_cmp(&a.0);
+            for &d in touched.iter() {
+                let mut score = acc[d as usize];
+                if !unwalked.is_empty() {
+                    if heap.is_full() && clearly_above(heap.worst(), score + rest_bound) {
+                        // Certainly out: its partial score stays below the cut below.
+                        continue;
+                    }
+                    if !self.kept(status, d, &mut keep) {
+                        continue;
+                    }
+                    let DocSlot::Live { terms: held, .. } = &self.docs[d as usize] else { continue };
+                    let norm = base + per_len * f64::from(self.doc_len[d as usize]);
+                    for &j in unwalked {
+                        if let Ok(i) = held.binary_search_by_key(&terms[j].term, |&(t, _)| t) {
+                            let tf = f64::from(held[i].1);
+                            score += terms[j].weight * tf / (tf + norm);
+                        }
+                    }
+                    acc[d as usize] = score;
+                } else if !self.kept(status, d, &mut keep) {
+                    continue;
+                }
+                heap.push((score, d), by_score);
+            }
+            // Everything within a hair of the `limit`-th best, scored in the query's order.
+            let cut = if heap.is_full() { heap.worst() * (1.0 - 1e-10) } else { f64::NEG_INFINITY };
+            for &d in touched.iter() {
+                if acc[d as usize] >= cut && status[d as usize] == KEPT {
+                    best.push((self.exact_score(&terms, d, base, per_len), d));
+                }
+            }
+        });
+        best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| tie(self.key_of(a.1), self.key_of(b.1))));
+        best.truncate(limit);
+        best
+    }
+
+    /// [`top_k`](Self::top_k) by scoring every document holding a query term: the
+    /// reference the pruned search is tested against.
+    #[cfg(test)]
+    fn exhaustive_top_k(
+        &self,
+        query: &str,
+        limit: usize,
+        mut keep: impl FnMut(&K) -> bool,
+        mut tie: impl FnMut(&K, &K) -> Ordering,
+    ) -> Vec<(K, f64)> {
+        let query_terms = self.query_terms(query);
+        if limit == 0 || self.is_empty() || query_terms.is_empty() {
+            return Vec::new();
+        }
+        let mut best: Vec<(f64, u32)> = Vec::new();
+        with_scratch(|scratch| {
+            self.accumulate(&query_terms, scratch);
+            for &d in &scratch.touched {
+                if let DocSlot::Live { key, .. } = &self.docs[d as usize]
+                    && keep(key)
+                {
+                    best.push((scratch.acc[d as usize], d));
+                }
+            }
+        });
+        best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| tie(self.key_of(a.1), self.key_of(b.1))));
+        best.truncate(limit);
+        best.into_iter().map(|(s, d)| (self.key_of(d).clone(), s)).collect()
+    }
+
+    /// Adds every query term's BM25 contribution to the documents of its posting, in the
+    /// query's order.
+    fn accumulate(&self, query_terms: &[u32], scratch: &mut Scratch) {
+        let (base, per_len) = self.norm_parts();
+        scratch.prepare(self.docs.len());
+        for &t in query_terms {
+            let q = self.query_term(t, base, per_len);
+            self.walk_posting(q, base, per_len, &mut scratch.acc, &mut scratch.touched);
+        }
+    }
 }
+
+/// A query term as a search reads it.
+#[derive(Debug, Clone, Copy)]
+struct QueryTerm {
+    term: u32,
+    /// `idf · (k1 + 1)`.
+    weight: f64,
+    /// The most it adds to a live document's score.
+    bound: f64,
+}
+
+/// Whether `a` exceeds `b` by more than floating-point sums taken in another order could
+/// account for (both are sums of a few positive terms).
+fn clearly_above(a: f64, b: f64) -> bool {
+    a - b > 1e-9 * (a.abs() + b.abs())
+}
+
+/// A document's state in [`Scratch::status`]: `keep` not asked yet, accepted, refused (or
+/// not live).
+const UNKNOWN: u8 = 0;
+const KEPT: u8 = 1;
+const REJECTED: u8 = 2;
 
 /// The weight check of [`LexicalIndex::insert`].
 fn check_weight(w: f32) -> Result<()> {
@@ -664,12 +919,26 @@ fn check_weight(w: f32) -> Result<()> {
 struct Scratch {
     acc: Vec<f64>,
     touched: Vec<u32>,
+    /// By document number: whether the search's filter accepts it ([`UNKNOWN`] unless
+    /// listed in `touched`).
+    status: Vec<u8>,
+    /// Partial scores, for [`LexicalIndex::top_k`]'s threshold.
+    buf: Vec<f64>,
 }
 
 impl Scratch {
+    /// Room for `docs` document numbers.
+    fn prepare(&mut self, docs: usize) {
+        if self.acc.len() < docs {
+            self.acc.resize(docs, 0.0);
+            self.status.resize(docs, UNKNOWN);
+        }
+    }
+
     fn reset(&mut self) {
         for &d in &self.touched {
             self.acc[d as usize] = 0.0;
+            self.status[d as usize] = UNKNOWN;
         }
         self.touched.clear();
     }
@@ -707,10 +976,14 @@ impl BoundedHeap<(f64, u32)> {
         Self { k, items: Vec::with_capacity(k.min(1024)) }
     }
 
-    /// Whether an item of `score` cannot enter: the heap is full and its worst item scores
-    /// higher (an equal score still goes to the tie-break).
-    fn would_reject(&self, score: f64) -> bool {
-        self.items.len() == self.k && self.items[0].0 > score
+    /// Whether it holds `k` items.
+    fn is_full(&self) -> bool {
+        self.items.len() == self.k
+    }
+
+    /// The score of the worst item kept (call only when it holds one).
+    fn worst(&self) -> f64 {
+        self.items[0].0
     }
 
     fn push(&mut self, item: (f64, u32), better: &mut impl FnMut(&(f64, u32), &(f64, u32)) -> Ordering) {
@@ -751,14 +1024,6 @@ impl BoundedHeap<(f64, u32)> {
             self.items.swap(i, top);
             i = top;
         }
-    }
-
-    fn into_sorted(
-        mut self,
-        better: &mut impl FnMut(&(f64, u32), &(f64, u32)) -> Ordering,
-    ) -> Vec<(f64, u32)> {
-        self.items.sort_unstable_by(|a, b| better(a, b));
-        self.items
     }
 }
 

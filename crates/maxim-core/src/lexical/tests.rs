@@ -1,10 +1,23 @@
 //! Tests of the lexical index: BM25 by hand, a naive model, incremental against rebuilt.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 
 use super::*;
+
+thread_local! {
+    /// Posting entries this thread's searches walked (for the pruning tests).
+    pub(super) static WALKED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Posting entries walked by `f`'s searches.
+fn walked_by(f: impl FnOnce()) -> usize {
+    let before = WALKED.with(Cell::get);
+    f();
+    WALKED.with(Cell::get) - before
+}
 
 /// The tokens of a document's fields with their weights, as the index reads them.
 fn weighted_tokens(fields: &[(String, f32)]) -> Vec<(String, f32)> {
@@ -302,5 +315,98 @@ proptest! {
         }
         let stats = index.stats();
         prop_assert!(stats.dead_postings * COMPACT_DIVISOR <= stats.postings, "{:?}", stats);
+    }
+}
+
+#[test]
+fn a_common_term_posting_is_not_walked_once_the_best_are_known() {
+    // "ana" in every document, "kitten" in four (7, 307, 607, 907): once the kitten
+    // documents are found, "ana" cannot lift any other document above them.
+    let mut index = LexicalIndex::new();
+    for key in 0..1000u32 {
+        let text = if key % 300 == 7 { format!("Ana kitten {key}") } else { format!("Ana garden {key}") };
+        index.insert(key, &[(text.as_str(), 1.0)]).unwrap();
+    }
+    let mut hits = Vec::new();
+    let walked = walked_by(|| hits = index.search("Ana's kitten", 3));
+    assert_eq!(hits.iter().map(|h| h.key).collect::<Vec<_>>(), [7, 307, 607]);
+    assert_eq!(walked, 4, "only the rare term's posting");
+    let exhaustive = index.exhaustive_top_k("Ana's kitten", 3, |_| true, Ord::cmp);
+    assert_eq!(keys_scores(&hits), exhaustive);
+    // Asking for more than the rare term reaches walks the common posting.
+    let walked = walked_by(|| hits = index.search("Ana's kitten", 5));
+    assert_eq!(walked, 1004);
+    assert_eq!(keys_scores(&hits), index.exhaustive_top_k("Ana's kitten", 5, |_| true, Ord::cmp));
+    // A filter that refuses the rare term's documents walks it too, and still ranks right.
+    let walked = walked_by(|| hits = index.search_filtered("Ana's kitten", 3, |&k| k % 300 != 7));
+    assert_eq!(walked, 1004);
+    assert_eq!(keys_scores(&hits), index.exhaustive_top_k("Ana's kitten", 3, |&k| k % 300 != 7, Ord::cmp));
+}
+
+#[test]
+fn counted_search_matches_the_full_hits() {
+    let mut index = LexicalIndex::new();
+    index.insert(1u32, &[("red coffee mug", 1.0)]).unwrap();
+    index.insert(2u32, &[("coffee beans and a mug of coffee", 1.0)]).unwrap();
+    index.insert(3u32, &[("garden hose", 1.0)]).unwrap();
+    let full = index.search("mug of coffee, red", 10);
+    let counted = index.search_counted_with("mug of coffee, red", 10, |_| true, Ord::cmp);
+    let from_full: Vec<(u32, f64, usize)> =
+        full.iter().map(|h| (h.key, h.score, h.matched_terms.len())).collect();
+    assert_eq!(counted, from_full);
+    assert_eq!(counted.iter().map(|c| c.2).collect::<Vec<_>>(), [3, 2]);
+}
+
+/// A word of a Zipf-like vocabulary: word `i` of 40 drawn with weight about `1 / (i + 1)`,
+/// so a few words are in most documents and most words in few.
+fn zipf_word() -> impl Strategy<Value = String> {
+    (0.0f64..1.0).prop_map(|u| {
+        let i = ((41.0f64).powf(u) - 1.0) as usize;
+        format!("w{i}x")
+    })
+}
+
+fn zipf_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(zipf_word(), 0..12).prop_map(|w| w.join(" "))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn pruned_top_k_equals_exhaustive_top_k(
+        docs in prop::collection::vec(
+            (zipf_text(), prop_oneof![Just(1.0f32), Just(0.5), Just(2.0)], zipf_text()),
+            1..160,
+        ),
+        removed in prop::collection::vec(0usize..160, 0..40),
+        queries in prop::collection::vec(zipf_text(), 1..6),
+        limit in 1usize..12,
+        filter_mod in 1u32..5,
+        reverse_ties in any::<bool>(),
+    ) {
+        let mut index = LexicalIndex::new();
+        for (key, (a, w, b)) in docs.iter().enumerate() {
+            index.insert(key as u32, &[(a.as_str(), 1.0), (b.as_str(), *w)]).unwrap();
+        }
+        for &r in &removed {
+            index.remove(&(r as u32));
+        }
+        let tie = |a: &u32, b: &u32| if reverse_ties { b.cmp(a) } else { a.cmp(b) };
+        for q in &queries {
+            let keep = |k: &u32| k % filter_mod != 1;
+            let mut got: Vec<(u32, f64)> = Vec::new();
+            let pruned = walked_by(|| {
+                got = index.search_with(q, limit, keep, tie).iter().map(|h| (h.key, h.score)).collect();
+            });
+            let mut want = Vec::new();
+            let full = walked_by(|| want = index.exhaustive_top_k(q, limit, keep, tie));
+            // (About two queries in three of this test skip part of a posting.)
+            prop_assert!(pruned <= full, "walked {} > {}", pruned, full);
+            // Bit for bit: same keys, same order, same scores.
+            prop_assert_eq!(&got, &want, "query {:?}", q);
+            let all: Vec<(u32, f64)> = keys_scores(&index.search(q, limit));
+            prop_assert_eq!(all, index.exhaustive_top_k(q, limit, |_| true, Ord::cmp));
+        }
     }
 }

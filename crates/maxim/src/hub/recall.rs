@@ -17,16 +17,22 @@
 //! - **expansion**: the query again with the rarest words of the best hits added
 //!   (pseudo-relevance feedback).
 //!
-//! The lists are fused by reciprocal rank (`Σ weight / (60 + rank)`, rank from 1), then each
-//! record's fused score is multiplied by its memory factor `(0.5 + 0.5 trust) × (0.8 + 0.2
-//! recency)` (recency halving every 30 days since last access) and by its trace factor
-//! `1 + trace_score` (`maxim_core::rank::trace_score`: the trace's strength now, times a
-//! recency halving every hour since its last reinforcement, times `1 + emotional
-//! intensity`, as in the documented combination): trust and recency reorder near-ties but
-//! never bury old, well-matched evidence, and what is in use this hour comes first among
-//! equals. Every hit says why it was found.
+//! The sources are fused by their calibrated scores: each list's score over its best one's
+//! (so every source speaks in `[0, 1]`), summed with weights (lexical 1, plus the share of
+//! the query's distinct words the hit holds with weight 1, semantic 0.5, entities 0.3,
+//! expansion 0.3, a neighbour 0.2 times its hit's lexical strength). Reciprocal-rank fusion
+//! was measured first and dropped: it flattens the gaps between scores, so the memory
+//! factor reordered everything (see `docs/retrieval.md`). Each record's fused score is then
+//! multiplied by its memory factor `(0.5 + 0.5 trust) × (0.95 + 0.05 recency) × (1 + 0.1
+//! trace)` (recency halving every 30 days since last access; `trace` is
+//! `maxim_core::rank::trace_score`: the trace's strength now, times a recency halving every
+//! hour since its last reinforcement, times `1 + emotional intensity`): trust, recency and
+//! use reorder near-ties but never bury old, well-matched evidence. Every hit says why it
+//! was found, spelled out for the returned hits only.
 
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 
 use maxim_core::lexical::LexicalIndex;
 use maxim_core::{CrossEdgeKind, LayerKind, LayerRecord, MemoryLayer, MemoryRecord, RecordId, Timestamp};
@@ -147,8 +153,6 @@ pub struct RecallHit {
     pub why: Vec<Why>,
 }
 
-/// RRF's damping constant.
-const RRF_K: f64 = 60.0;
 /// Candidates taken from each list.
 const DEPTH: usize = 50;
 /// Best hits the structural sources start from.
@@ -167,17 +171,56 @@ const MIN_COMMON_DEGREE: usize = 20;
 /// Words added by expansion.
 const EXPANSION_TERMS: usize = 4;
 
-/// Fused evidence for one record.
+/// Weight of the share of the query's distinct words a lexical hit holds, beside its
+/// BM25 score over the best one's (both in `[0, 1]`: equal weights).
+const W_COVERAGE: f64 = 1.0;
+/// Weight of the embedder's similarity over the best one's.
+const W_SEMANTIC: f64 = 0.5;
+/// Weight of the entity evidence over the best one's.
+const W_ENTITY: f64 = 0.3;
+/// Weight of a time neighbour, times its hit's lexical strength.
+const W_NEIGHBOUR: f64 = 0.2;
+/// Weight of the expanded query's BM25 score over its best one's.
+const W_EXPANSION: f64 = 0.3;
+/// Share of the memory factor that recency moves (`1 − r + r · recency`).
+const RECENCY_SHARE: f64 = 0.05;
+/// How much the trace score lifts (`1 + t · trace`).
+const TRACE_SHARE: f64 = 0.1;
+
+/// The sources of evidence, each with its slot in [`Fused`].
+#[derive(Clone, Copy)]
+enum Source {
+    Lexical = 0,
+    Semantic = 1,
+    Entity = 2,
+    Neighbour = 3,
+    Expansion = 4,
+}
+
+/// One piece of evidence, before it is spelled out as a [`Why`] (for returned hits only).
+#[derive(Clone, Copy)]
+enum Evidence {
+    Lexical { rank: usize, score: f64, terms: usize },
+    Semantic { rank: usize, similarity: f64 },
+    Entity { concept: RecordId },
+    Neighbour { of: RecordId },
+    Expansion,
+}
+
+/// Fused evidence for one record: its score and the strongest evidence of each source.
 #[derive(Default)]
 struct Fused {
     score: f64,
-    why: Vec<(f64, Why)>,
+    evidence: [Option<(f64, Evidence)>; 5],
 }
 
 impl Fused {
-    fn add(&mut self, contribution: f64, why: Why) {
+    fn add(&mut self, source: Source, contribution: f64, evidence: Evidence) {
         self.score += contribution;
-        self.why.push((contribution, why));
+        let slot = &mut self.evidence[source as usize];
+        if slot.is_none_or(|(c, _)| contribution > c) {
+            *slot = Some((contribution, evidence));
+        }
     }
 }
 
@@ -192,8 +235,18 @@ impl MemoryHub {
             return Ok(Vec::new());
         }
         let episodes = options.layers.contains(&LayerKind::Hippocampus);
-        let mut fused: HashMap<LayerRecord, Fused> = HashMap::with_capacity(4 * DEPTH);
-        let mut best_episodes: Vec<RecordId> = Vec::new();
+        let mut fused: FxHashMap<LayerRecord, Fused> = FxHashMap::default();
+        fused.reserve(4 * DEPTH);
+        let mut best_episodes: Vec<(RecordId, f64)> = Vec::new();
+        let n_terms = {
+            let mut distinct: Vec<String> = Vec::new();
+            maxim_core::text::for_each_search_token(query, |t| {
+                if !distinct.iter().any(|d| d == t) {
+                    distinct.push(t.to_owned());
+                }
+            });
+            distinct.len().max(1) as f64
+        };
 
         let semantic = options.semantic && episodes && self.hippocampus.embedder().is_some();
         // The lexical shortlist: its first DEPTH are the lexical evidence, all of it the
@@ -204,57 +257,84 @@ impl MemoryHub {
             Vec::new()
         };
         if options.lexical {
+            let top = shortlist.first().map_or(1.0, |s| s.1);
             for (rank, &(id, score, terms)) in shortlist.iter().take(DEPTH).enumerate() {
+                let strength = score / top;
                 if best_episodes.len() < SEEDS {
-                    best_episodes.push(id);
+                    best_episodes.push((id, strength));
                 }
-                let why = Why::Lexical { rank: rank + 1, score, terms };
-                fused.entry(episode(id)).or_default().add(rrf(rank, 1.0), why);
+                let coverage = terms as f64 / n_terms;
+                let evidence = Evidence::Lexical { rank: rank + 1, score, terms };
+                fused.entry(episode(id)).or_default().add(
+                    Source::Lexical,
+                    strength + W_COVERAGE * coverage,
+                    evidence,
+                );
             }
             let hits =
                 self.knowledge_index.search_filtered(query, DEPTH, |r| options.layers.contains(&r.layer));
+            let top = hits.first().map_or(1.0, |h| h.score);
             for (rank, h) in hits.into_iter().enumerate() {
-                let why = Why::Lexical { rank: rank + 1, score: h.score, terms: h.matched_terms.len() };
-                fused.entry(h.key).or_default().add(rrf(rank, 1.0), why);
+                let terms = h.matched_terms.len();
+                let evidence = Evidence::Lexical { rank: rank + 1, score: h.score, terms };
+                let coverage = terms as f64 / n_terms;
+                fused.entry(h.key).or_default().add(
+                    Source::Lexical,
+                    h.score / top + W_COVERAGE * coverage,
+                    evidence,
+                );
             }
         }
 
         if semantic {
             let candidates: Vec<RecordId> = shortlist.iter().map(|s| s.0).collect();
             let similar = self.hippocampus.recall_similar_text_among(query, &candidates, DEPTH)?;
+            let top = similar.first().map_or(1.0, |s| f64::from(s.1));
             for (rank, (e, similarity)) in similar.into_iter().enumerate() {
                 if similarity <= 0.0 {
                     break;
                 }
-                let why = Why::Semantic { rank: rank + 1, similarity: f64::from(similarity) };
-                fused.entry(episode(e.id())).or_default().add(rrf(rank, 0.7), why);
+                let similarity = f64::from(similarity);
+                let evidence = Evidence::Semantic { rank: rank + 1, similarity };
+                fused.entry(episode(e.id())).or_default().add(
+                    Source::Semantic,
+                    W_SEMANTIC * similarity / top,
+                    evidence,
+                );
             }
         }
 
         if options.entities && episodes {
-            self.entity_evidence(query, &best_episodes, &mut fused);
+            let seeds: Vec<RecordId> = best_episodes.iter().map(|b| b.0).collect();
+            self.entity_evidence(query, &seeds, &mut fused);
         }
 
         if options.neighbours && episodes {
-            for &hit in best_episodes.iter().take(3) {
-                for (i, id) in self.hippocampus.neighbours_in_time(hit, 1).into_iter().enumerate() {
-                    fused
-                        .entry(episode(id))
-                        .or_default()
-                        .add(rrf(i + SEEDS, 0.4), Why::Neighbour { of: hit });
+            for &(hit, strength) in best_episodes.iter().take(3) {
+                for id in self.hippocampus.neighbours_in_time(hit, 1) {
+                    fused.entry(episode(id)).or_default().add(
+                        Source::Neighbour,
+                        W_NEIGHBOUR * strength,
+                        Evidence::Neighbour { of: hit },
+                    );
                 }
             }
         }
 
+        let mut added: Vec<String> = Vec::new();
         if options.expansion && episodes && !best_episodes.is_empty() {
-            let added = self.expansion_terms(query, &best_episodes);
+            let seeds: Vec<RecordId> = best_episodes.iter().map(|b| b.0).collect();
+            added = self.expansion_terms(query, &seeds);
             if !added.is_empty() {
                 let expanded = format!("{query} {}", added.join(" "));
-                for (rank, (id, _, _)) in
-                    self.hippocampus.search_text(&expanded, DEPTH).into_iter().enumerate()
-                {
-                    let why = Why::Expansion { terms: added.clone() };
-                    fused.entry(episode(id)).or_default().add(rrf(rank, 0.5), why);
+                let hits = self.hippocampus.search_text(&expanded, DEPTH);
+                let top = hits.first().map_or(1.0, |h| h.1);
+                for (id, score, _) in hits {
+                    fused.entry(episode(id)).or_default().add(
+                        Source::Expansion,
+                        W_EXPANSION * score / top,
+                        Evidence::Expansion,
+                    );
                 }
             }
         }
@@ -273,7 +353,9 @@ impl MemoryHub {
                 }
                 let recency = 0.5f64.powf(now.days_since(meta.accessed_at).max(0.0) / 30.0);
                 let trace = maxim_core::rank::trace_score(meta, now, false, &self.trace_params(record.layer));
-                let factor = (0.5 + 0.5 * meta.trust.get()) * (0.8 + 0.2 * recency) * (1.0 + trace);
+                let factor = (0.5 + 0.5 * meta.trust.get())
+                    * (1.0 - RECENCY_SHARE + RECENCY_SHARE * recency)
+                    * (1.0 + TRACE_SHARE * trace);
                 Some((record, f.score * factor, f))
             })
             .collect();
@@ -283,16 +365,25 @@ impl MemoryHub {
         Ok(ranked
             .into_iter()
             .map(|(record, score, f)| {
-                let mut why = f.why;
-                why.sort_by(|a, b| b.0.total_cmp(&a.0));
-                RecallHit {
-                    record,
-                    score,
-                    name: self.record_name(record),
-                    why: why.into_iter().map(|w| w.1).collect(),
-                }
+                let mut evidence: Vec<(f64, Evidence)> = f.evidence.into_iter().flatten().collect();
+                evidence.sort_by(|a, b| b.0.total_cmp(&a.0));
+                let why = evidence.into_iter().map(|(_, e)| self.spell_out(e, &added)).collect();
+                RecallHit { record, score, name: self.record_name(record), why }
             })
             .collect())
+    }
+
+    /// `evidence` as the [`Why`] a caller reads.
+    fn spell_out(&self, evidence: Evidence, added: &[String]) -> Why {
+        match evidence {
+            Evidence::Lexical { rank, score, terms } => Why::Lexical { rank, score, terms },
+            Evidence::Semantic { rank, similarity } => Why::Semantic { rank, similarity },
+            Evidence::Entity { concept } => {
+                Why::Entity { concept: self.record_name(LayerRecord::new(LayerKind::Atl, concept)) }
+            }
+            Evidence::Neighbour { of } => Why::Neighbour { of },
+            Evidence::Expansion => Why::Expansion { terms: added.to_vec() },
+        }
     }
 
     /// The trace settings of `layer` (how its records' traces decay and reinforce).
@@ -317,7 +408,7 @@ impl MemoryHub {
 
     /// Episodes that are instances of the concepts the best hits are instances of, or that
     /// the query names, weighted by the concepts' rarity.
-    fn entity_evidence(&self, query: &str, best: &[RecordId], fused: &mut HashMap<LayerRecord, Fused>) {
+    fn entity_evidence(&self, query: &str, best: &[RecordId], fused: &mut FxHashMap<LayerRecord, Fused>) {
         let mut concepts: HashMap<RecordId, f64> = HashMap::new();
         for (i, &hit) in best.iter().enumerate() {
             let weight = 1.0 / (1.0 + i as f64);
@@ -354,9 +445,15 @@ impl MemoryHub {
         let mut ranked: Vec<(RecordId, f64, RecordId)> =
             scored.into_iter().map(|(id, (s, c))| (id, s, c)).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for (rank, (id, _, concept)) in ranked.into_iter().take(DEPTH).enumerate() {
-            let name = self.record_name(LayerRecord::new(LayerKind::Atl, concept));
-            fused.entry(episode(id)).or_default().add(rrf(rank, 0.6), Why::Entity { concept: name });
+        // A concept every episode holds has rarity 0: it says nothing (and 0 / 0 is no score).
+        ranked.retain(|r| r.1 > 0.0);
+        let top = ranked.first().map_or(1.0, |r| r.1);
+        for (id, score, concept) in ranked.into_iter().take(DEPTH) {
+            fused.entry(episode(id)).or_default().add(
+                Source::Entity,
+                W_ENTITY * score / top,
+                Evidence::Entity { concept },
+            );
         }
     }
 
@@ -428,8 +525,4 @@ impl MemoryHub {
 
 fn episode(id: RecordId) -> LayerRecord {
     LayerRecord::new(LayerKind::Hippocampus, id)
-}
-
-fn rrf(rank: usize, weight: f64) -> f64 {
-    weight / (RRF_K + rank as f64 + 1.0)
 }
