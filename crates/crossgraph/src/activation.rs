@@ -3,8 +3,10 @@
 //!
 //! From seeds in any layer, activation flows
 //!
-//! 1. along the intra-layer edges of each layer's associative graph, read through the
-//!    layer's [`GraphView`] (outgoing ASSOCIATES and CAUSES edges, as §2.3 spreads), and
+//! 1. along the intra-layer edges of each layer's associative graph (outgoing ASSOCIATES and
+//!    CAUSES edges, as §2.3 spreads): a core [`Graph`] is read through its dense adjacency
+//!    (one contiguous run per node), any other [`GraphView`] through its trait calls
+//!    ([`LayerGraph`]), and
 //! 2. along cross-layer edges: forward for the types in [`CrossParams::forward`], and from
 //!    target back to source for the types in [`CrossParams::backward`] (by default every
 //!    type both ways, so that a concept reaches the AG pattern that confirms it),
@@ -347,212 +349,109 @@ struct Walk<'w, 'a> {
     params: &'w CrossParams,
 }
 
-/// A candidate from a layer's own graph: the record, its node in that graph ([`UNKNOWN`]
-/// for a graph read through [`GraphView`]) and its value.
-type IntraCandidate = (LayerRecord, u32, f64);
-
-/// A candidate as the merge takes it: its cross-layer node (or [`NONE`]), its record (read
-/// only when the node is [`NONE`]), its node in its layer's graph and its value.
-type Candidate = (u32, LayerRecord, u32, f64);
-
-/// Reusable buffers of a spread. The marks are per node of the cross-layer graph and
-/// stamped with the spread that wrote them, so a spread clears nothing it does not touch.
+/// Reusable buffers of a spread.
 #[derive(Default)]
 struct Scratch {
-    /// Per cross-layer node: the spread that last reached it (high half) and its position
-    /// in `reached` (low half).
-    marks: Vec<u64>,
-    epoch: u32,
-    /// Records reached that have no cross-layer node, by record.
-    loose: FxHashMap<LayerRecord, u32>,
     reached: Reached,
     frontier: Vec<(u32, f64)>,
     next: Vec<u32>,
-    /// Candidates of a level from the layers' graphs, by the layer's node, before their ids
-    /// are read.
-    intra_nodes: Vec<(LayerKind, u32, f64)>,
-    /// Candidates of a level from the layers' graphs, by record.
-    intra: Vec<IntraCandidate>,
-    /// The cross-layer node of each of `intra`.
-    resolved: Vec<u32>,
+    /// Cross-layer neighbours of a level, by node, with their value.
+    pending: Vec<(u32, f64)>,
 }
 
-/// Buffers of more records reached than this are freed after a spread rather than kept.
-const KEEP_REACHED: usize = 1 << 20;
+impl Scratch {
+    fn clear(&mut self) {
+        let r = &mut self.reached;
+        r.map.clear();
+        r.records.clear();
+        r.dense.clear();
+        r.values.clear();
+        r.levels.clear();
+        self.frontier.clear();
+        self.next.clear();
+        self.pending.clear();
+    }
+}
+
+/// Buffers of more records than this are freed after a spread rather than kept.
+const KEEP_SCRATCH: usize = 1 << 20;
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// A record that stands in for the record of a position that has a cross-layer node (whose
-/// record is read from the graph).
-const NO_RECORD: LayerRecord = LayerRecord::new(LayerKind::Hippocampus, RecordId::from_u128(0));
-
-/// The records a spread reached: position `p` holds its cross-layer node `node[p]` (or
-/// [`NONE`], and then its record `records[p]`), its node in its layer's graph (or
-/// [`UNKNOWN`] until looked up, [`NONE`] when absent), its activation and the last level it
-/// joined.
+/// The records a spread reached: position `p` holds `records[p]`, its node in the
+/// cross-layer graph ([`NONE`], or [`UNKNOWN`] until it expands), its activation and the
+/// last level it joined.
 #[derive(Default)]
 struct Reached {
-    node: Vec<u32>,
+    map: FxHashMap<LayerRecord, u32>,
     records: Vec<LayerRecord>,
-    lnode: Vec<u32>,
+    dense: Vec<u32>,
     values: Vec<f64>,
     levels: Vec<u32>,
 }
 
 impl Reached {
-    fn clear(&mut self) {
-        self.node.clear();
-        self.records.clear();
-        self.lnode.clear();
-        self.values.clear();
-        self.levels.clear();
-    }
-
-    fn len(&self) -> usize {
-        self.values.len()
-    }
-
+    /// Offers `value` to `target` at `level`: a new record joins, a better value replaces the
+    /// old one; either way the record joins the next frontier (once) when `expands`.
     #[inline]
-    fn push(&mut self, node: u32, record: LayerRecord, lnode: u32, value: f64, level: u32) -> u32 {
-        let p = self.values.len() as u32;
-        self.node.push(node);
-        self.records.push(record);
-        self.lnode.push(lnode);
-        self.values.push(value);
-        self.levels.push(level);
-        p
-    }
-
-    /// Offers `value` to the record at `p`: a better value replaces the old one, and the
-    /// record joins the next frontier (once per level) when `expands`.
-    #[inline]
-    fn improve(&mut self, p: usize, lnode: u32, value: f64, level: u32, expands: bool, next: &mut Vec<u32>) {
-        if self.lnode[p] == UNKNOWN {
-            self.lnode[p] = lnode;
-        }
-        if value > self.values[p] {
-            self.values[p] = value;
-            if expands && self.levels[p] != level {
-                self.levels[p] = level;
-                next.push(p as u32);
-            }
-        }
-    }
-
-    /// The value at `p`.
-    #[inline]
-    fn value(&self, p: usize) -> f64 {
-        self.values[p]
-    }
-}
-
-impl Scratch {
-    /// Starts a spread over a graph of `nodes` nodes.
-    fn begin(&mut self, nodes: usize) {
-        if self.epoch == u32::MAX {
-            self.marks.fill(0);
-            self.epoch = 0;
-        }
-        self.epoch += 1;
-        if self.marks.len() < nodes {
-            self.marks.resize(nodes, 0);
-        }
-        self.loose.clear();
-        self.reached.clear();
-        self.frontier.clear();
-        self.next.clear();
-        self.intra_nodes.clear();
-        self.intra.clear();
-        self.resolved.clear();
-    }
-
-    /// Offers `value` at `level` to the record of cross-layer node `n` (or, when `n` is
-    /// [`NONE`], to `record`).
-    #[inline]
-    fn offer(&mut self, n: u32, record: LayerRecord, lnode: u32, value: f64, level: u32, expands: bool) {
-        if n == NONE {
-            self.offer_loose(record, lnode, value, level, expands);
-            return;
-        }
-        let mark = self.marks[n as usize];
-        if (mark >> 32) as u32 == self.epoch {
-            self.reached.improve(mark as u32 as usize, lnode, value, level, expands, &mut self.next);
-        } else {
-            let p = self.reached.push(n, NO_RECORD, lnode, value, level);
-            self.marks[n as usize] = u64::from(self.epoch) << 32 | u64::from(p);
-            if expands {
-                self.next.push(p);
-            }
-        }
-    }
-
-    fn offer_loose(&mut self, record: LayerRecord, lnode: u32, value: f64, level: u32, expands: bool) {
-        match self.loose.entry(record) {
+    fn offer(
+        &mut self,
+        target: LayerRecord,
+        dense: u32,
+        value: f64,
+        level: u32,
+        expands: bool,
+        next: &mut Vec<u32>,
+    ) {
+        match self.map.entry(target) {
             Entry::Vacant(v) => {
-                let p = self.reached.push(NONE, record, lnode, value, level);
+                let p = self.records.len() as u32;
                 v.insert(p);
+                self.records.push(target);
+                self.dense.push(dense);
+                self.values.push(value);
+                self.levels.push(level);
                 if expands {
-                    self.next.push(p);
+                    next.push(p);
                 }
             }
             Entry::Occupied(o) => {
-                self.reached.improve(*o.get() as usize, lnode, value, level, expands, &mut self.next);
+                let p = *o.get() as usize;
+                if value > self.values[p] {
+                    self.values[p] = value;
+                    if expands && self.levels[p] != level {
+                        self.levels[p] = level;
+                        next.push(p as u32);
+                    }
+                }
             }
         }
-    }
-
-    /// The position of the record of node `n` (or `record`), if reached.
-    #[inline]
-    fn position(&self, n: u32, record: LayerRecord) -> Option<usize> {
-        if n == NONE {
-            return self.loose.get(&record).map(|&p| p as usize);
-        }
-        let mark = self.marks[n as usize];
-        ((mark >> 32) as u32 == self.epoch).then_some(mark as u32 as usize)
     }
 }
 
 impl Walk<'_, '_> {
-    /// The record at position `p`.
+    /// `record`'s node in the cross-layer graph ([`NONE`] when it has no edge), looked up
+    /// when `dense` is [`UNKNOWN`]. Records are looked up only when they expand: those of the
+    /// last level, most of a spread, never are.
     #[inline]
-    fn record(&self, reached: &Reached, p: usize) -> LayerRecord {
-        let n = reached.node[p];
-        if n == NONE { reached.records[p] } else { self.state.record(n) }
+    fn resolve(&self, record: LayerRecord, dense: u32) -> u32 {
+        if dense == UNKNOWN { self.state.node(record).unwrap_or(NONE) } else { dense }
     }
 
-    /// The node of `record` in its layer's graph, when that graph is a core [`Graph`]
-    /// ([`NONE`] otherwise or when absent), given what is known (`lnode`).
+    /// Reads what expanding `record` will read first (its layer graph's index entry, its
+    /// runs and the start of its edges) and returns something computed from it.
     #[inline]
-    fn layer_node(&self, record: LayerRecord, lnode: u32) -> u32 {
-        if lnode != UNKNOWN {
-            return lnode;
-        }
-        match self.layers.raw(record.layer) {
-            Some(View::Graph(g)) => g.dense_index(record.id).unwrap_or(NONE),
-            _ => NONE,
-        }
-    }
-
-    /// Reads what expanding the record at `p` reads first and returns something computed
-    /// from it (folded into `black_box` by the caller), so that the cache misses of a whole
-    /// level overlap.
-    #[inline]
-    fn touch(&self, reached: &Reached, p: usize) -> u64 {
-        let n = reached.node[p];
-        let record = self.record(reached, p);
+    fn touch(&self, record: LayerRecord, dense: u32) -> u64 {
         let mut warm = match self.layers.raw(record.layer) {
-            Some(View::Graph(g)) => {
-                let ln = self.layer_node(record, reached.lnode[p]);
-                if ln == NONE { 0 } else { g.touch_carriers(ln) }
-            }
+            Some(View::Graph(g)) => g.dense_index(record.id).map_or(0, |ln| g.touch_carriers(ln)),
             Some(View::Dyn(v)) => u64::from(v.contains(record.id)),
             None => 0,
         };
-        if n != NONE {
+        if dense != NONE {
             for side in [Side::Out, Side::In] {
-                if let Some(h) = self.state.halves(n, side).first() {
+                if let Some(h) = self.state.halves(dense, side).first() {
                     warm ^= u64::from(h.other);
                 }
             }
@@ -560,198 +459,167 @@ impl Walk<'_, '_> {
         warm
     }
 
-    /// Expands the record at `p` (node `n`, record `record`, layer node `ln`, value `a`):
-    /// every neighbour in its layer's graph whose value clears the threshold goes to
-    /// `intra_node(layer, node, value)` (a core graph) or `intra(record, value)` (another
-    /// view), every neighbour across a cross-layer edge to `cross(node, value)`.
+    /// For every neighbour of `record` whose value clears the threshold, calls
+    /// `emit(target, value)` (a neighbour in the layer's graph) or `emit_node(node, value)` (a
+    /// neighbour across a cross-layer edge, by its node).
     #[inline]
-    fn expand(
+    fn expand<F: FnMut(LayerRecord, f64), G: FnMut(u32, f64)>(
         &self,
-        (n, record, ln, a): (u32, LayerRecord, u32, f64),
-        mut intra_node: impl FnMut(u32, f64),
-        mut intra: impl FnMut(LayerRecord, f64),
-        mut cross: impl FnMut(u32, f64),
+        record: LayerRecord,
+        dense: u32,
+        a: f64,
+        mut emit: F,
+        mut emit_node: G,
     ) {
         let act = &self.params.activation;
         let base = a * act.decay();
         let threshold = act.threshold();
-        // A NaN (an infinite activation times a zero weight) is dropped too.
-        let keep = |na: f64| na >= threshold;
         match self.layers.raw(record.layer) {
-            Some(View::Graph(g)) if ln != NONE => g.for_each_carrier(ln, |t, w| {
-                let na = base * w;
-                if keep(na) {
-                    intra_node(t, na);
+            // A core graph: the node's activation-carrying edges are one contiguous run.
+            Some(View::Graph(g)) => {
+                if let Some(ln) = g.dense_index(record.id) {
+                    g.for_each_carrier(ln, |t, w| {
+                        let na = base * w;
+                        // A NaN (an infinite activation times a zero weight) is dropped too.
+                        if na >= threshold {
+                            emit(LayerRecord::new(record.layer, g.record_id(t)), na);
+                        }
+                    });
                 }
-            }),
+            }
             Some(View::Dyn(view)) => view.for_each_outgoing(record.id, &mut |t, kind, w| {
                 let na = base * w;
-                if kind.carries_activation() && keep(na) {
-                    intra(LayerRecord::new(record.layer, t), na);
+                if kind.carries_activation() && na >= threshold {
+                    emit(LayerRecord::new(record.layer, t), na);
                 }
             }),
-            _ => {}
+            None => {}
         }
-        if n == NONE {
+        if dense == NONE {
             return;
         }
         for (side, kinds) in [(Side::Out, self.params.forward), (Side::In, self.params.backward)] {
             if kinds.is_empty() {
                 continue;
             }
-            for h in self.state.halves(n, side) {
-                let na = base * h.weight;
-                if kinds.contains(h.kind()) && keep(na) {
-                    cross(h.other, na);
+            for h in self.state.halves(dense, side) {
+                if !kinds.contains(h.kind()) {
+                    continue;
                 }
+                let na = base * h.weight;
+                if na < threshold || na.is_nan() {
+                    continue;
+                }
+                emit_node(h.other, na);
             }
         }
     }
 
-    /// The record of `layer`'s graph node `t` (which that graph, a core [`Graph`], holds).
-    #[inline]
-    fn layer_record(&self, layer: LayerKind, t: u32) -> LayerRecord {
-        match self.layers.raw(layer) {
-            Some(View::Graph(g)) => LayerRecord::new(layer, g.record_id(t)),
-            _ => unreachable!("a layer node comes from a core graph"),
-        }
-    }
-
     fn run(&self, seeds: &[LayerRecord]) -> CrossActivation {
-        // Buffers are reused from one call to the next (per thread).
+        // Small spreads dominate; their buffers are reused from one call to the next.
         let mut scratch = SCRATCH.with(RefCell::take);
-        scratch.begin(self.state.nodes.len());
         let out = self.run_in(seeds, &mut scratch);
-        if scratch.reached.values.capacity() > KEEP_REACHED {
-            scratch.reached = Reached::default();
+        if scratch.reached.records.capacity() <= KEEP_SCRATCH {
+            scratch.clear();
+            SCRATCH.with(|cell| cell.replace(scratch));
         }
-        SCRATCH.with(|cell| cell.replace(scratch));
         out
     }
 
     fn run_in(&self, seeds: &[LayerRecord], scratch: &mut Scratch) -> CrossActivation {
         let act = &self.params.activation;
         let (initial, max_depth) = (act.initial(), act.max_depth());
+        let Scratch { reached, frontier, next, pending } = scratch;
+        let reached: &mut Reached = reached;
+        let frontier: &mut Vec<(u32, f64)> = frontier;
+        let next: &mut Vec<u32> = next;
         for &s in seeds {
-            let n = self.state.node(s).unwrap_or(NONE);
-            if scratch.position(n, s).is_none() {
-                scratch.offer(n, s, UNKNOWN, initial, 0, true);
+            if !reached.map.contains_key(&s) {
+                reached.offer(s, UNKNOWN, initial, 0, true, next);
             }
         }
-        let n_seeds = scratch.reached.len();
-        let mut frontier = std::mem::take(&mut scratch.frontier);
-        frontier.extend(scratch.next.drain(..).map(|p| (p, initial)));
+        let n_seeds = reached.records.len();
+        frontier.extend(next.drain(..).map(|p| (p, initial)));
         let mut level = 0;
         while level < max_depth && !frontier.is_empty() {
             let next_level = level + 1;
             let expands = next_level < max_depth;
             if frontier.len() >= self.params.parallel_min_frontier {
                 let _s = tracing::debug_span!("expand_parallel", level, frontier = frontier.len()).entered();
-                self.level_parallel(&frontier, scratch, next_level, expands);
+                let candidates: Vec<Vec<(LayerRecord, u32, f64)>> = frontier
+                    .par_chunks(CHUNK)
+                    .map(|chunk| {
+                        let mut out = Vec::with_capacity(chunk.len() * 8);
+                        let mut cross = Vec::new();
+                        for &(p, a) in chunk {
+                            let record = reached.records[p as usize];
+                            let dense = self.resolve(record, reached.dense[p as usize]);
+                            let mut keep = |t: LayerRecord, node: u32, na: f64| {
+                                if reached.map.get(&t).is_none_or(|&q| na > reached.values[q as usize]) {
+                                    out.push((t, node, na));
+                                }
+                            };
+                            cross.clear();
+                            self.expand(
+                                record,
+                                dense,
+                                a,
+                                |t, na| keep(t, UNKNOWN, na),
+                                |o, na| cross.push((o, na)),
+                            );
+                            for &(o, na) in &cross {
+                                keep(self.state.record(o), o, na);
+                            }
+                        }
+                        out
+                    })
+                    .collect();
+                for (t, node, na) in candidates.into_iter().flatten() {
+                    reached.offer(t, node, na, next_level, expands, next);
+                }
             } else {
-                self.level_sequential(&frontier, scratch, next_level, expands);
+                if frontier.len() > 1 {
+                    // One pass of independent lookups first, so that their cache misses
+                    // overlap instead of waiting one by one inside the expansion.
+                    let mut warm = 0u64;
+                    for &(p, _) in frontier.iter() {
+                        let record = reached.records[p as usize];
+                        let dense = self.resolve(record, reached.dense[p as usize]);
+                        reached.dense[p as usize] = dense;
+                        warm ^= self.touch(record, dense);
+                    }
+                    std::hint::black_box(warm);
+                }
+                for &(p, a) in frontier.iter() {
+                    let record = reached.records[p as usize];
+                    let dense = self.resolve(record, reached.dense[p as usize]);
+                    reached.dense[p as usize] = dense;
+                    self.expand(
+                        record,
+                        dense,
+                        a,
+                        |t, na| reached.offer(t, UNKNOWN, na, next_level, expands, next),
+                        |o, na| pending.push((o, na)),
+                    );
+                }
+                // The records across cross-layer edges, read in one pass first for the same
+                // reason.
+                let warm = pending.iter().fold(0u128, |acc, &(o, _)| acc ^ self.state.record(o).id.as_u128());
+                std::hint::black_box(warm);
+                for &(o, na) in pending.iter() {
+                    reached.offer(self.state.record(o), o, na, next_level, expands, next);
+                }
+                pending.clear();
             }
             frontier.clear();
-            frontier.extend(scratch.next.iter().map(|&p| (p, scratch.reached.value(p as usize))));
-            scratch.next.clear();
+            frontier.extend(next.iter().map(|&p| (p, reached.values[p as usize])));
+            next.clear();
             level = next_level;
         }
-        scratch.frontier = frontier;
-        let reached = &scratch.reached;
         let mut out = CrossActivation::default();
-        // The records of the positions with a node, read in one pass so that their misses
-        // overlap.
-        for p in n_seeds..reached.len() {
-            let record = self.record(reached, p);
-            out.groups[layer_slot(record.layer)].push((record.id, reached.values[p]));
+        for (record, &value) in reached.records.iter().zip(&reached.values).skip(n_seeds) {
+            out.groups[layer_slot(record.layer)].push((record.id, value));
         }
         out
-    }
-
-    /// Expands one level on this thread.
-    fn level_sequential(&self, frontier: &[(u32, f64)], scratch: &mut Scratch, level: u32, expands: bool) {
-        if frontier.len() > 1 {
-            // One pass of independent lookups first, so that their cache misses overlap
-            // instead of waiting one by one inside the expansion.
-            let reached = &mut scratch.reached;
-            let mut warm = 0u64;
-            for &(p, _) in frontier {
-                let p = p as usize;
-                let record = self.record(reached, p);
-                reached.lnode[p] = self.layer_node(record, reached.lnode[p]);
-                warm ^= self.touch(reached, p);
-            }
-            std::hint::black_box(warm);
-        }
-        let mut intra_nodes = std::mem::take(&mut scratch.intra_nodes);
-        let mut intra = std::mem::take(&mut scratch.intra);
-        for &(p, a) in frontier {
-            let p = p as usize;
-            let (n, record) = (scratch.reached.node[p], self.record(&scratch.reached, p));
-            let ln = self.layer_node(record, scratch.reached.lnode[p]);
-            scratch.reached.lnode[p] = ln;
-            self.expand(
-                (n, record, ln, a),
-                |t, na| intra_nodes.push((record.layer, t, na)),
-                |t, na| intra.push((t, UNKNOWN, na)),
-                |o, na| scratch.offer(o, NO_RECORD, UNKNOWN, na, level, expands),
-            );
-        }
-        // The layers' candidates: their ids, then their cross-layer nodes, each in one pass
-        // of independent lookups.
-        intra.extend(intra_nodes.drain(..).map(|(layer, t, na)| (self.layer_record(layer, t), t, na)));
-        let mut resolved = std::mem::take(&mut scratch.resolved);
-        resolved.extend(intra.iter().map(|c| self.state.node(c.0).unwrap_or(NONE)));
-        for (&(record, ln, na), &n) in intra.iter().zip(&resolved) {
-            scratch.offer(n, record, ln, na, level, expands);
-        }
-        resolved.clear();
-        intra.clear();
-        scratch.intra_nodes = intra_nodes;
-        scratch.intra = intra;
-        scratch.resolved = resolved;
-    }
-
-    /// Expands one level on rayon: each task expands a chunk of the frontier against the
-    /// activations of the previous levels and returns its candidates, which are then merged
-    /// in order, so the result is the sequential one.
-    fn level_parallel(&self, frontier: &[(u32, f64)], scratch: &mut Scratch, level: u32, expands: bool) {
-        let view: &Scratch = scratch;
-        let candidates: Vec<Vec<Candidate>> = frontier
-            .par_chunks(CHUNK)
-            .map(|chunk| {
-                let reached = &view.reached;
-                let mut out: Vec<Candidate> = Vec::with_capacity(chunk.len() * 8);
-                // A candidate that cannot beat what the previous levels gave its record is
-                // dropped here; the merge decides the others.
-                let mut keep = |n: u32, record: LayerRecord, ln: u32, na: f64| {
-                    if view.position(n, record).is_none_or(|q| na > reached.value(q)) {
-                        out.push((n, record, ln, na));
-                    }
-                };
-                let mut intra_nodes: Vec<(u32, f64)> = Vec::new();
-                let mut intra: Vec<IntraCandidate> = Vec::new();
-                for &(p, a) in chunk {
-                    let p = p as usize;
-                    let (n, record) = (reached.node[p], self.record(reached, p));
-                    let ln = self.layer_node(record, reached.lnode[p]);
-                    self.expand(
-                        (n, record, ln, a),
-                        |t, na| intra_nodes.push((t, na)),
-                        |t, na| intra.push((t, UNKNOWN, na)),
-                        |o, na| keep(o, NO_RECORD, UNKNOWN, na),
-                    );
-                    let named =
-                        intra_nodes.drain(..).map(|(t, na)| (self.layer_record(record.layer, t), t, na));
-                    for (t, ln, na) in intra.drain(..).chain(named) {
-                        keep(self.state.node(t).unwrap_or(NONE), t, ln, na);
-                    }
-                }
-                out
-            })
-            .collect();
-        for (n, record, ln, na) in candidates.into_iter().flatten() {
-            scratch.offer(n, record, ln, na, level, expands);
-        }
     }
 }
