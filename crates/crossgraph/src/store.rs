@@ -5,9 +5,11 @@
 //!
 //! Every record that has an edge gets a dense `u32` node index behind its [`LayerRecord`]
 //! (one `FxHashMap` lookup). A node holds two runs: its outgoing edges in the *out* arena and
-//! its incoming edges in the *in* arena, each a contiguous slice of 24-byte entries (the
-//! other end's node, the edge's weight and type, and the position of the edge's mirror entry
-//! in the other end's opposite run). So:
+//! its incoming edges in the *in* arena, each a contiguous slice of 16-byte entries (the
+//! other end's node, the edge's weight, and one word holding the edge's type, whether it has
+//! metadata and the position of the edge's mirror entry in the other end's opposite run).
+//! [`reserve`](CrossLayerGraph::reserve) pre-sizes the index and the arenas for a known bulk.
+//! So:
 //!
 //! - [`linked`](CrossLayerGraph::linked), [`incoming`](CrossLayerGraph::incoming) and
 //!   spreading activation read one slice per record;
