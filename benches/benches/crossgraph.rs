@@ -17,10 +17,15 @@
 //! distinct ids of an `IdGenerator` (the workload takes part f's; the graph does not care).
 //! `workload_g/activation_depth3/N`: the 1,000 workload seeds, depth 3 (the graph's defaults,
 //! no layer graph: part g has none); `workload_g/add_edge/N`: a fresh graph filled with the
-//! N + C edges, throughput in edges; `workload_g/remove_record/N`: `remove_record` of the
-//! workload's removal set, a fresh graph every 1,000 removals (built outside the timing).
+//! N + C edges, throughput in edges, **growth included** (the graph starts empty and grows
+//! its record index and arenas as the edges come); `workload_g/add_edge_reserved/N`: the
+//! same after `CrossLayerGraph::reserve(N + C, N + C)`, which is inside the timing (so the
+//! figure excludes table growth, not the allocation); `workload_g/remove_record/N`:
+//! `remove_record` of the workload's removal set, a fresh graph every 1,000 removals (built
+//! outside the timing).
 //!
-//! Run with `cargo bench -p maxim-benches --bench crossgraph`.
+//! Run with `cargo bench -p maxim-benches --bench crossgraph -- --warm-up-time 1
+//! --measurement-time 3` (`docs/performance.md`, "crossgraph").
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -64,6 +69,7 @@ fn big() -> Big {
         g
     });
     let mut cross = CrossLayerGraph::builder().build().expect("the default settings are valid");
+    cross.reserve(3 * LAYER_RECORDS, CROSS_EDGES);
     for _ in 0..CROSS_EDGES {
         let a = rng.below(3) as usize;
         let b = (a + 1 + rng.below(2) as usize) % 3;
@@ -204,6 +210,22 @@ fn bench_workload_g(crit: &mut Criterion) {
                     let mut fresh =
                         CrossLayerGraph::builder().build().expect("the default settings are valid");
                     let start = Instant::now();
+                    w.fill(&mut fresh);
+                    timed += start.elapsed();
+                    assert_eq!(fresh.edge_count(), n_edges);
+                }
+                timed
+            });
+        });
+
+        group.bench_function(BenchmarkId::new("add_edge_reserved", n), |b| {
+            b.iter_custom(|iters| {
+                let mut timed = Duration::ZERO;
+                for _ in 0..iters {
+                    let mut fresh =
+                        CrossLayerGraph::builder().build().expect("the default settings are valid");
+                    let start = Instant::now();
+                    fresh.reserve(n + n / 10, n_edges);
                     w.fill(&mut fresh);
                     timed += start.elapsed();
                     assert_eq!(fresh.edge_count(), n_edges);

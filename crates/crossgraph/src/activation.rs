@@ -3,8 +3,10 @@
 //!
 //! From seeds in any layer, activation flows
 //!
-//! 1. along the intra-layer edges of each layer's associative graph, read through the
-//!    layer's [`GraphView`] (outgoing ASSOCIATES and CAUSES edges, as §2.3 spreads), and
+//! 1. along the intra-layer edges of each layer's associative graph (outgoing ASSOCIATES and
+//!    CAUSES edges, as §2.3 spreads): a core [`Graph`] is read through its dense adjacency
+//!    (one contiguous run per node), any other [`GraphView`] through its trait calls
+//!    ([`LayerGraph`]), and
 //! 2. along cross-layer edges: forward for the types in [`CrossParams::forward`], and from
 //!    target back to source for the types in [`CrossParams::backward`] (by default every
 //!    type both ways, so that a concept reaches the AG pattern that confirms it),
@@ -51,7 +53,7 @@ use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::sync::atomic::Ordering::Relaxed;
 
-use maxim_core::graph::ActivationParams;
+use maxim_core::graph::{ActivationParams, Adjacency, CsrGraph, Graph};
 use maxim_core::{GraphView, LayerKind, LayerRecord, RecordId};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -65,10 +67,53 @@ pub const PARALLEL_MIN_FRONTIER: usize = 4096;
 /// Records of a level per rayon task.
 const CHUNK: usize = 256;
 
-/// A record not looked up in the cross-layer graph yet.
+/// A node not looked up yet.
 const UNKNOWN: u32 = u32::MAX - 1;
-/// A record that has no cross-layer edge.
+/// No node: a record without a cross-layer edge, or absent from its layer's graph.
 const NONE: u32 = u32::MAX;
+
+/// One layer's associative graph, as the spread reads it: a core [`Graph`] through its
+/// dense adjacency (each node's activation-carrying edges in one contiguous run, targets as
+/// dense indices), or any other [`GraphView`] through its trait calls.
+///
+/// Made by `From` a `&Graph`, a `&CsrGraph` or a `&dyn GraphView`; [`LayerGraphs::with`]
+/// takes any of them.
+#[derive(Clone, Copy)]
+pub struct LayerGraph<'a>(View<'a>);
+
+#[derive(Clone, Copy)]
+enum View<'a> {
+    Dyn(&'a dyn GraphView),
+    Graph(&'a Graph),
+}
+
+impl<'a> LayerGraph<'a> {
+    /// The graph as a [`GraphView`].
+    pub fn view(self) -> &'a dyn GraphView {
+        match self.0 {
+            View::Dyn(v) => v,
+            View::Graph(g) => g,
+        }
+    }
+}
+
+impl<'a> From<&'a Graph> for LayerGraph<'a> {
+    fn from(graph: &'a Graph) -> Self {
+        Self(View::Graph(graph))
+    }
+}
+
+impl<'a> From<&'a CsrGraph> for LayerGraph<'a> {
+    fn from(graph: &'a CsrGraph) -> Self {
+        Self(View::Dyn(graph))
+    }
+}
+
+impl<'a> From<&'a dyn GraphView> for LayerGraph<'a> {
+    fn from(view: &'a dyn GraphView) -> Self {
+        Self(View::Dyn(view))
+    }
+}
 
 /// The associative graph of each layer, as the spread reads it (a layer without one is
 /// crossed through its cross-layer edges only).
@@ -76,14 +121,17 @@ const NONE: u32 = u32::MAX;
 /// ```
 /// use crossgraph::LayerGraphs;
 /// use maxim_core::graph::Graph;
-/// use maxim_core::LayerKind;
+/// use maxim_core::{GraphView, LayerKind};
 /// let concepts = Graph::new();
-/// let layers = LayerGraphs::new().with(LayerKind::Atl, &concepts);
-/// assert!(layers.get(LayerKind::Atl).is_some() && layers.get(LayerKind::Hippocampus).is_none());
+/// let episodes = Graph::new();
+/// let layers = LayerGraphs::new()
+///     .with(LayerKind::Atl, &concepts)
+///     .with(LayerKind::Hippocampus, &episodes as &dyn GraphView);
+/// assert!(layers.get(LayerKind::Atl).is_some() && layers.get(LayerKind::AngularGyrus).is_none());
 /// ```
 #[derive(Clone, Copy, Default)]
 pub struct LayerGraphs<'a> {
-    views: [Option<&'a dyn GraphView>; 4],
+    views: [Option<LayerGraph<'a>>; 4],
 }
 
 impl<'a> LayerGraphs<'a> {
@@ -92,22 +140,28 @@ impl<'a> LayerGraphs<'a> {
         Self::default()
     }
 
-    /// These graphs with `view` as `layer`'s.
+    /// These graphs with `graph` as `layer`'s (a `&Graph`, a `&CsrGraph` or a
+    /// `&dyn GraphView`).
     #[must_use]
-    pub fn with(mut self, layer: LayerKind, view: &'a dyn GraphView) -> Self {
-        self.views[layer_slot(layer)] = Some(view);
+    pub fn with(mut self, layer: LayerKind, graph: impl Into<LayerGraph<'a>>) -> Self {
+        self.views[layer_slot(layer)] = Some(graph.into());
         self
     }
 
     /// Sets `layer`'s graph.
-    pub fn set(&mut self, layer: LayerKind, view: &'a dyn GraphView) {
-        self.views[layer_slot(layer)] = Some(view);
+    pub fn set(&mut self, layer: LayerKind, graph: impl Into<LayerGraph<'a>>) {
+        self.views[layer_slot(layer)] = Some(graph.into());
     }
 
     /// `layer`'s graph, if given.
     #[inline]
     pub fn get(&self, layer: LayerKind) -> Option<&'a dyn GraphView> {
-        self.views[layer_slot(layer)]
+        self.views[layer_slot(layer)].map(LayerGraph::view)
+    }
+
+    #[inline]
+    fn raw(&self, layer: LayerKind) -> Option<View<'a>> {
+        self.views[layer_slot(layer)].map(|v| v.0)
     }
 }
 
@@ -320,7 +374,7 @@ impl Scratch {
 }
 
 /// Buffers of more records than this are freed after a spread rather than kept.
-const KEEP_SCRATCH: usize = 1 << 16;
+const KEEP_SCRATCH: usize = 1 << 20;
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
@@ -390,7 +444,11 @@ impl Walk<'_, '_> {
     /// runs and the start of its edges) and returns something computed from it.
     #[inline]
     fn touch(&self, record: LayerRecord, dense: u32) -> u64 {
-        let mut warm = self.layers.get(record.layer).map_or(0, |v| u64::from(v.contains(record.id)));
+        let mut warm = match self.layers.raw(record.layer) {
+            Some(View::Graph(g)) => g.dense_index(record.id).map_or(0, |ln| g.touch_carriers(ln)),
+            Some(View::Dyn(v)) => u64::from(v.contains(record.id)),
+            None => 0,
+        };
         if dense != NONE {
             for side in [Side::Out, Side::In] {
                 if let Some(h) = self.state.halves(dense, side).first() {
@@ -416,17 +474,26 @@ impl Walk<'_, '_> {
         let act = &self.params.activation;
         let base = a * act.decay();
         let threshold = act.threshold();
-        if let Some(view) = self.layers.get(record.layer) {
-            view.for_each_outgoing(record.id, &mut |t, kind, w| {
-                if kind.carries_activation() {
-                    let na = base * w;
-                    // A NaN (an infinite activation times a zero weight) is dropped too.
-                    if na < threshold || na.is_nan() {
-                        return;
-                    }
+        match self.layers.raw(record.layer) {
+            // A core graph: the node's activation-carrying edges are one contiguous run.
+            Some(View::Graph(g)) => {
+                if let Some(ln) = g.dense_index(record.id) {
+                    g.for_each_carrier(ln, |t, w| {
+                        let na = base * w;
+                        // A NaN (an infinite activation times a zero weight) is dropped too.
+                        if na >= threshold {
+                            emit(LayerRecord::new(record.layer, g.record_id(t)), na);
+                        }
+                    });
+                }
+            }
+            Some(View::Dyn(view)) => view.for_each_outgoing(record.id, &mut |t, kind, w| {
+                let na = base * w;
+                if kind.carries_activation() && na >= threshold {
                     emit(LayerRecord::new(record.layer, t), na);
                 }
-            });
+            }),
+            None => {}
         }
         if dense == NONE {
             return;
@@ -436,7 +503,7 @@ impl Walk<'_, '_> {
                 continue;
             }
             for h in self.state.halves(dense, side) {
-                if !kinds.contains(h.kind) {
+                if !kinds.contains(h.kind()) {
                     continue;
                 }
                 let na = base * h.weight;

@@ -68,7 +68,7 @@ pub mod kind;
 pub mod persist;
 pub mod store;
 
-pub use activation::{CrossActivation, CrossParams, LayerGraphs, PARALLEL_MIN_FRONTIER};
+pub use activation::{CrossActivation, CrossParams, LayerGraph, LayerGraphs, PARALLEL_MIN_FRONTIER};
 pub use error::{Error, Result};
 pub use kind::{ALL_KINDS, KindSet, kind_name, parse_kind, parse_layer};
 pub use maxim_core;

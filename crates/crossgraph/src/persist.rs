@@ -102,17 +102,12 @@ impl CrossLayerGraph {
         let mut metadata = Vec::with_capacity(state.meta.len());
         for n in state.live_nodes() {
             for h in state.halves(n, Side::Out) {
-                if h.has_meta
-                    && let Some(m) = state.meta.get(&(n, h.other, h.kind))
+                if h.has_meta()
+                    && let Some(m) = state.meta.get(&(n, h.other, h.kind()))
                 {
                     metadata.push((edges.len() as u32, m));
                 }
-                edges.push((
-                    number[n as usize],
-                    number[h.other as usize],
-                    crate::kind::kind_slot(h.kind) as u8,
-                    h.weight,
-                ));
+                edges.push((number[n as usize], number[h.other as usize], h.kind_slot() as u8, h.weight));
             }
         }
         SnapshotOut {
@@ -247,6 +242,7 @@ impl CrossLayerGraph {
             *slot = Some(m).filter(|m| !m.is_empty());
         }
         let mut fresh = Self::builder().config(self.config().clone()).build()?;
+        fresh.reserve(records.len(), snap.edges.len());
         let mut seen = rustc_hash::FxHashSet::default();
         for (i, (&(s, t, k, weight), meta)) in snap.edges.iter().zip(metadata).enumerate() {
             let from = *records.get(s as usize).ok_or_else(|| corrupt(format!("edge {i} has source {s}")))?;

@@ -5,9 +5,11 @@
 //!
 //! Every record that has an edge gets a dense `u32` node index behind its [`LayerRecord`]
 //! (one `FxHashMap` lookup). A node holds two runs: its outgoing edges in the *out* arena and
-//! its incoming edges in the *in* arena, each a contiguous slice of 24-byte entries (the
-//! other end's node, the edge's weight and type, and the position of the edge's mirror entry
-//! in the other end's opposite run). So:
+//! its incoming edges in the *in* arena, each a contiguous slice of 16-byte entries (the
+//! other end's node, the edge's weight, and one word holding the edge's type, whether it has
+//! metadata and the position of the edge's mirror entry in the other end's opposite run).
+//! [`reserve`](CrossLayerGraph::reserve) pre-sizes the index and the arenas for a known bulk.
+//! So:
 //!
 //! - [`linked`](CrossLayerGraph::linked), [`incoming`](CrossLayerGraph::incoming) and
 //!   spreading activation read one slice per record;
@@ -382,6 +384,32 @@ impl CrossLayerGraph {
         &self.params
     }
 
+    /// Makes room for `records` more records and `edges` more edges, so that adding them
+    /// moves no table: the record index and the node tables take `records` more entries, and
+    /// each arena twice `edges` more (a run has up to twice the room of its entries, and a
+    /// run that outgrows its room leaves the old room behind until the arena is packed).
+    ///
+    /// Call it before a known bulk of insertions (a load, an import); the graph grows by
+    /// itself otherwise. Reserved room that is never filled costs address space, not
+    /// memory, on systems that commit pages when they are first written.
+    ///
+    /// ```
+    /// use crossgraph::CrossLayerGraph;
+    /// use maxim_core::{CrossEdgeKind, LayerKind, LayerRecord, RecordId};
+    /// let mut g = CrossLayerGraph::builder().build()?;
+    /// g.reserve(2_000, 1_000);
+    /// for i in 0..1_000 {
+    ///     let ep = LayerRecord::new(LayerKind::Hippocampus, RecordId::from_u128(i));
+    ///     let concept = LayerRecord::new(LayerKind::Atl, RecordId::from_u128(i));
+    ///     g.add_edge(ep, concept, CrossEdgeKind::InstanceOf, 1.0)?;
+    /// }
+    /// assert_eq!((g.record_count(), g.edge_count()), (2_000, 1_000));
+    /// # Ok::<(), crossgraph::Error>(())
+    /// ```
+    pub fn reserve(&mut self, records: usize, edges: usize) {
+        self.state.reserve(records, edges.min(MAX_EDGES));
+    }
+
     /// Adds the edge `from -> to` of type `kind` with `weight`, or updates it when the same
     /// ends and type exist (the weight is replaced).
     ///
@@ -564,12 +592,12 @@ impl CrossLayerGraph {
             .state
             .halves(n, side)
             .iter()
-            .filter(|h| kind.is_none_or(|k| k == h.kind))
+            .filter(|h| kind.is_none_or(|k| k == h.kind()))
             .map(|h| (self.state.record(h.other), h))
             .filter(|(other, _)| layer.is_none_or(|l| l == other.layer))
             .map(|(other, h)| match side {
-                Side::Out => CrossEdge { from: record, to: other, kind: h.kind, weight: h.weight },
-                Side::In => CrossEdge { from: other, to: record, kind: h.kind, weight: h.weight },
+                Side::Out => CrossEdge { from: record, to: other, kind: h.kind(), weight: h.weight },
+                Side::In => CrossEdge { from: other, to: record, kind: h.kind(), weight: h.weight },
             })
             .collect();
         match side {
@@ -740,21 +768,71 @@ pub(crate) struct Node {
     pub(crate) live: bool,
 }
 
-/// One end's view of an edge: in the out arena, the target; in the in arena, the source.
+/// One end's view of an edge: in the out arena, the target; in the in arena, the source
+/// (16 bytes: four fit a cache line).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Half {
     /// The node at the other end.
     pub(crate) other: u32,
-    /// Where the mirror entry sits in `other`'s opposite run.
-    pub(crate) back: u32,
+    /// Where the mirror entry sits in `other`'s opposite run (the low [`BACK_BITS`] bits),
+    /// the edge's type slot (the next three) and whether the edge has an entry in
+    /// [`State::meta`] (the top bit).
+    tag: u32,
     pub(crate) weight: f64,
-    pub(crate) kind: CrossEdgeKind,
-    /// The edge has an entry in [`State::meta`].
-    pub(crate) has_meta: bool,
 }
 
-const PAD: Half =
-    Half { other: u32::MAX, back: 0, weight: 0.0, kind: CrossEdgeKind::Informs, has_meta: false };
+/// Bits of [`Half::tag`] that hold the mirror's position: a run holds at most
+/// [`MAX_EDGES`] entries, so a position is below `2^27`.
+const BACK_BITS: u32 = 27;
+const BACK_MASK: u32 = (1 << BACK_BITS) - 1;
+const META_BIT: u32 = 1 << 31;
+const _: () = assert!(MAX_EDGES <= 1 << BACK_BITS && ALL_KINDS.len() <= 8);
+
+impl Half {
+    #[inline]
+    pub(crate) fn new(other: u32, back: u32, weight: f64, kind: CrossEdgeKind, has_meta: bool) -> Self {
+        debug_assert!(back <= BACK_MASK);
+        let tag = back | (kind_slot(kind) as u32) << BACK_BITS | if has_meta { META_BIT } else { 0 };
+        Self { other, tag, weight }
+    }
+
+    /// Where the mirror entry sits in `other`'s opposite run.
+    #[inline]
+    pub(crate) fn back(self) -> u32 {
+        self.tag & BACK_MASK
+    }
+
+    #[inline]
+    fn set_back(&mut self, back: u32) {
+        debug_assert!(back <= BACK_MASK);
+        self.tag = (self.tag & !BACK_MASK) | back;
+    }
+
+    /// The slot of the edge's type in [`ALL_KINDS`].
+    #[inline]
+    pub(crate) fn kind_slot(self) -> usize {
+        (self.tag >> BACK_BITS & 7) as usize
+    }
+
+    /// The edge's type.
+    #[inline]
+    pub(crate) fn kind(self) -> CrossEdgeKind {
+        ALL_KINDS[self.kind_slot()]
+    }
+
+    /// The edge has an entry in [`State::meta`].
+    #[inline]
+    pub(crate) fn has_meta(self) -> bool {
+        self.tag & META_BIT != 0
+    }
+
+    #[inline]
+    fn set_meta(&mut self, has_meta: bool) {
+        self.tag = if has_meta { self.tag | META_BIT } else { self.tag & !META_BIT };
+    }
+}
+
+const PAD: Half = Half { other: u32::MAX, tag: 0, weight: 0.0 };
 
 /// Garbage an arena may hold beyond half of its length before it is packed.
 const COMPACT_SLACK: usize = if cfg!(test) { 4 } else { 4096 };
@@ -825,16 +903,27 @@ impl State {
 
     pub(crate) fn out_edge(&self, s: u32, pos: u32) -> CrossEdge {
         let h = self.halves(s, Side::Out)[pos as usize];
-        CrossEdge { from: self.record(s), to: self.record(h.other), kind: h.kind, weight: h.weight }
+        CrossEdge { from: self.record(s), to: self.record(h.other), kind: h.kind(), weight: h.weight }
     }
 
     /// The position in `s`'s out run of the edge `s -> t` of type `kind`, scanning the
     /// shorter of `s`'s out run and `t`'s in run.
     pub(crate) fn find(&self, s: u32, t: u32, kind: CrossEdgeKind) -> Option<u32> {
         if self.run(s, Side::Out).len <= self.run(t, Side::In).len {
-            self.halves(s, Side::Out).iter().position(|h| h.other == t && h.kind == kind).map(|p| p as u32)
+            self.halves(s, Side::Out).iter().position(|h| h.other == t && h.kind() == kind).map(|p| p as u32)
         } else {
-            self.halves(t, Side::In).iter().find(|h| h.other == s && h.kind == kind).map(|h| h.back)
+            self.halves(t, Side::In).iter().find(|h| h.other == s && h.kind() == kind).map(|h| h.back())
+        }
+    }
+
+    pub(crate) fn reserve(&mut self, records: usize, edges: usize) {
+        let spare = self.free.len();
+        let fresh = records.saturating_sub(spare);
+        self.index.reserve(records);
+        self.nodes.reserve(fresh);
+        self.records.reserve(fresh);
+        for arena in &mut self.arenas {
+            arena.reserve(edges.saturating_mul(2));
         }
     }
 
@@ -911,7 +1000,7 @@ impl State {
             let moved = self.arenas[s][(run.start + last) as usize];
             self.arenas[s][(run.start + pos) as usize] = moved;
             let mirror = self.run(moved.other, side.flip());
-            self.arenas[side.flip() as usize][(mirror.start + moved.back) as usize].back = pos;
+            self.arenas[side.flip() as usize][(mirror.start + moved.back()) as usize].set_back(pos);
         }
         self.run_mut(n, side).len = last;
     }
@@ -919,12 +1008,12 @@ impl State {
     /// Removes the edge at `pos` of `s`'s out run; returns its out entry.
     fn remove_edge_at(&mut self, s: u32, pos: u32) -> Half {
         let h = self.halves(s, Side::Out)[pos as usize];
-        self.swap_remove_half(h.other, Side::In, h.back);
+        self.swap_remove_half(h.other, Side::In, h.back());
         self.swap_remove_half(s, Side::Out, pos);
-        if h.has_meta {
-            self.meta.remove(&(s, h.other, h.kind));
+        if h.has_meta() {
+            self.meta.remove(&(s, h.other, h.kind()));
         }
-        self.kind_counts[kind_slot(h.kind)] -= 1;
+        self.kind_counts[h.kind_slot()] -= 1;
         self.edge_count -= 1;
         h
     }
@@ -946,13 +1035,13 @@ impl State {
         let t = self.intern(to);
         let insert = if let Some(pos) = self.find(s, t, kind) {
             let h = self.halves(s, Side::Out)[pos as usize];
-            let has_meta = h.has_meta || metadata.is_some();
+            let has_meta = h.has_meta() || metadata.is_some();
             let out = self.half_mut(s, Side::Out, pos);
             out.weight = weight;
-            out.has_meta = has_meta;
-            let inc = self.half_mut(t, Side::In, h.back);
+            out.set_meta(has_meta);
+            let inc = self.half_mut(t, Side::In, h.back());
             inc.weight = weight;
-            inc.has_meta = has_meta;
+            inc.set_meta(has_meta);
             if let Some(m) = metadata {
                 self.meta.entry((s, t, kind)).or_default().extend(m);
             }
@@ -961,8 +1050,8 @@ impl State {
             let has_meta = metadata.is_some();
             let out_pos = self.run(s, Side::Out).len;
             let in_pos = self.run(t, Side::In).len;
-            self.push_half(s, Side::Out, Half { other: t, back: in_pos, weight, kind, has_meta });
-            self.push_half(t, Side::In, Half { other: s, back: out_pos, weight, kind, has_meta });
+            self.push_half(s, Side::Out, Half::new(t, in_pos, weight, kind, has_meta));
+            self.push_half(t, Side::In, Half::new(s, out_pos, weight, kind, has_meta));
             if let Some(m) = metadata {
                 self.meta.insert((s, t, kind), m);
             }
@@ -1001,7 +1090,7 @@ impl State {
         }
         while let Some(last) = self.run(n, Side::In).len.checked_sub(1) {
             let h = self.halves(n, Side::In)[last as usize];
-            self.remove_edge_at(h.other, h.back);
+            self.remove_edge_at(h.other, h.back());
             neighbours.push(h.other);
             removed += 1;
         }
@@ -1075,13 +1164,14 @@ mod tests {
                     let r = self.run(n, side);
                     assert!(r.len <= r.cap && (r.start + r.cap) as usize <= self.arenas[side as usize].len());
                     for (pos, h) in self.halves(n, side).iter().enumerate() {
-                        let m = self.halves(h.other, side.flip())[h.back as usize];
-                        assert_eq!((m.other, m.back as usize, m.kind), (n, pos, h.kind));
+                        let m = self.halves(h.other, side.flip())[h.back() as usize];
+                        assert_eq!((m.other, m.back() as usize, m.kind()), (n, pos, h.kind()));
+                        assert_eq!(m.has_meta(), h.has_meta());
                         assert_eq!(m.weight.to_bits(), h.weight.to_bits());
                         if side == Side::Out {
                             edges += 1;
-                            kinds[kind_slot(h.kind)] += 1;
-                            assert_eq!(h.has_meta, self.meta.contains_key(&(n, h.other, h.kind)));
+                            kinds[kind_slot(h.kind())] += 1;
+                            assert_eq!(h.has_meta(), self.meta.contains_key(&(n, h.other, h.kind())));
                         }
                     }
                 }
@@ -1091,7 +1181,7 @@ mod tests {
             assert_eq!(self.index.len(), self.nodes.iter().filter(|n| n.live).count());
             let with_meta = self
                 .live_nodes()
-                .map(|n| self.halves(n, Side::Out).iter().filter(|h| h.has_meta).count())
+                .map(|n| self.halves(n, Side::Out).iter().filter(|h| h.has_meta()).count())
                 .sum::<usize>();
             assert_eq!(self.meta.len(), with_meta);
         }

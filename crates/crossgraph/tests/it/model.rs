@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crossgraph::{ALL_KINDS, Applied, CrossLayerGraph, CrossParams, EdgeInsert, KindSet, LayerGraphs, Op};
 use maxim_core::graph::{ActivationParams, EdgeKind, Graph};
-use maxim_core::{CrossEdgeKind, LayerKind, LayerRecord, RecordId};
+use maxim_core::{CrossEdgeKind, GraphView, LayerKind, LayerRecord, RecordId};
 use proptest::prelude::*;
 
 use crate::common::{fingerprint, graph};
@@ -237,6 +237,12 @@ proptest! {
         p.parallel_min_frontier = 1;
         let parallel = cross.activate_with(&seeds, &layers, &p);
         let expected = w.naive(&seeds, &p);
+        // The layers' graphs read through the GraphView trait instead of their dense runs.
+        let views = LayerGraphs::new()
+            .with(LAYERS[0], &graphs[0] as &dyn GraphView)
+            .with(LAYERS[1], &graphs[1] as &dyn GraphView)
+            .with(LAYERS[2], &graphs[2] as &dyn GraphView);
+        prop_assert_eq!(bits(&cross.activate_with(&seeds, &views, &p)), expected.clone());
         prop_assert_eq!(bits(&sequential), expected.clone());
         prop_assert_eq!(bits(&parallel), expected);
         prop_assert_eq!(&sequential, &parallel);
