@@ -326,7 +326,7 @@ impl Atl {
     /// alias of a concept), then by similarity with the names of blocked candidates (see
     /// [`names`](crate::names); aliases are found exactly only, so merges never chain). A
     /// similar name becomes an alias of the concept, so the next lookup is exact. A name a
-    /// program wrote ([`is_structured_name`](crate::names::is_structured_name):
+    /// program wrote ([`is_structured_name`]:
     /// `tool:navigate`) is looked up exactly only.
     ///
     /// A hit with a source episode on a full concept reinforces it (the episode is recorded,
