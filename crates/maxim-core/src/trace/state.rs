@@ -298,6 +298,27 @@ impl TraceState {
         Ok(Self { emotional_intensity, emotional_valence, ..Self::new(kind, now) })
     }
 
+    /// The same trace felt with an emotional `intensity` in `[0, 1]` and a `valence` in
+    /// `[-1, 1]` (as [`TraceState::with_emotion`], keeping everything else: an
+    /// [`encoded`](Self::encoded) trace keeps its imprint reinforcement). Errors as
+    /// [`with_emotion`](Self::with_emotion)'s.
+    ///
+    /// ```
+    /// use maxim_core::{Timestamp, TraceParams};
+    /// use maxim_core::trace::{TraceKind, TraceState};
+    /// let now = Timestamp::from_secs(1_000);
+    /// let params = TraceParams::default().with_imprint_start(now);
+    /// let t = TraceState::encoded(TraceKind::Episodic, now, &params).felt(0.7, -0.6)?;
+    /// assert_eq!((t.emotional_intensity(), t.emotional_valence(), t.reinforcement_count()), (0.7, -0.6, 1));
+    /// assert!(t.felt(f64::NAN, 0.0).is_err());
+    /// # Ok::<(), maxim_core::Error>(())
+    /// ```
+    pub fn felt(&self, intensity: f64, valence: f64) -> Result<Self> {
+        let emotional_intensity = check_unit("emotional_intensity", intensity)?;
+        let emotional_valence = check_signed_unit("emotional_valence", valence)?;
+        Ok(Self { emotional_intensity, emotional_valence, ..self.clone() })
+    }
+
     /// A new trace of `kind` encoded at `now` under `params`: as [`TraceState::new`], and
     /// counted as one reinforcement (strength unchanged) when the agent's imprint window is
     /// active, as the reference's `store_trace(imprint_active: true)` does.
