@@ -127,6 +127,19 @@ pub struct NewEpisode {
     pub partition: Option<Partition>,
     /// When it happened, when not now.
     pub timestamp: Option<Timestamp>,
+    /// How strongly it was felt, for its trace (lex-memory's emotional intensity slows the
+    /// trace's decay): none by default (intensity 0, valence 0).
+    pub emotion: Option<Emotion>,
+}
+
+/// The feeling of a new episode ([`NewEpisode::emotion`]): an `intensity` in `[0, 1]` and a
+/// `valence` in `[-1, 1]`; anything else (NaN included) is refused by the capture.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Emotion {
+    /// How strong, in `[0, 1]`: it slows the trace's decay (`rate / (1 + 0.3 intensity)`).
+    pub intensity: f64,
+    /// How pleasant, in `[-1, 1]`.
+    pub valence: f64,
 }
 
 /// One turn of an agent's loop as loose data, for [`Hippocampus::capture_from_loop`].
@@ -207,6 +220,10 @@ impl Hippocampus {
         meta.timestamp = at;
         // lex-memory's encoding: a trace made in the imprint window starts with one reinforcement.
         meta.trace = maxim_core::trace::TraceState::encoded(TraceKind::Episodic, now, &self.config.trace);
+        let felt = match episode.emotion {
+            Some(e) => meta.trace.felt(e.intensity, e.valence).map(|t| meta.trace = t),
+            None => Ok(()),
+        };
         if let Some(p) = episode.partition {
             meta.partition = p;
         }
@@ -221,8 +238,9 @@ impl Hippocampus {
             usage: None,
         };
         let state = episode.state_snapshot;
-        let checked =
-            m.validate().and_then(|()| state.as_ref().map_or(Ok(()), |s| s.check("state_snapshot")));
+        let checked = felt
+            .and_then(|()| m.validate())
+            .and_then(|()| state.as_ref().map_or(Ok(()), |s| s.check("state_snapshot")));
         if let Err(e) = checked {
             // A refused value may nest arbitrarily deep: take it apart without recursion.
             m.dispose_values();

@@ -69,7 +69,7 @@ pub mod state_store;
 pub mod store;
 pub mod strategy;
 
-pub use capture::{LoopStep, NewEpisode};
+pub use capture::{Emotion, LoopStep, NewEpisode};
 pub use config::{HippocampusBuilder, HippocampusConfig, StrategyKind};
 pub use episode::{
     Action, CompressedMemory, Decision, Episode, EpisodeContext, EpisodeSummary, EpisodicMemory, MAX_NAMES,

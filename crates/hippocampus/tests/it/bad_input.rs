@@ -1,6 +1,8 @@
 //! Bad input: typed errors, no panics, nothing changed.
 
-use hippocampus::{EpisodicMemory, Error, HippocampusConfig, LoopStep, MAX_NAMES, NewEpisode, StateRef};
+use hippocampus::{
+    Emotion, EpisodicMemory, Error, HippocampusConfig, LoopStep, MAX_NAMES, NewEpisode, StateRef,
+};
 use maxim_core::value::{Map, Value};
 use maxim_core::{MemoryLayer, RecordId, Timestamp};
 
@@ -26,6 +28,9 @@ fn out_of_range_numbers_are_refused_and_change_nothing() {
         Box::new(|e| e.context.fear_level = f64::NAN),
         Box::new(|e| e.trust = Some(1.5)),
         Box::new(|e| e.trust = Some(f64::NAN)),
+        Box::new(|e| e.emotion = Some(Emotion { intensity: 1.5, valence: 0.0 })),
+        Box::new(|e| e.emotion = Some(Emotion { intensity: f64::NAN, valence: 0.0 })),
+        Box::new(|e| e.emotion = Some(Emotion { intensity: 0.5, valence: -1.01 })),
     ];
     for (i, edit) in edits.iter().enumerate() {
         let mut e = episode(&["mug"], "find mug", "look", Some(true));
