@@ -15,7 +15,10 @@
 //!   (the text inside a leading `[...]` of the message, else `unknown`, as the reference
 //!   does), `tags` (`["error", component]` or `["warning", component]`), `unresolved: true`,
 //!   and the event's other fields under `fields`;
-//! - salience 0.7 for an error (the reference's intensity) and 0.5 for a warning.
+//! - salience 0.7 for an error (the reference's intensity) and 0.5 for a warning;
+//! - a felt trace ([`NewEpisode::emotion`]): intensity 0.7 and valence −0.6 for an error,
+//!   0.9 and −0.8 for a fatal one (an ERROR event with a field `fatal = true`), 0.35 and
+//!   −0.3 for a warning, so the agent's failures fade more slowly than its routine.
 //!
 //! **Debounce.** As the reference does: the key is the level and the first
 //! [`DEBOUNCE_PREFIX_CHARS`] (101) characters of the message; an event whose key was
@@ -70,7 +73,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
-use hippocampus::NewEpisode;
+use hippocampus::{Emotion, NewEpisode};
 use maxim_core::value::{Map, Value};
 use maxim_core::{Partition, Result, SharedClock, Source, SystemClock, Timestamp, Trust};
 use tracing::field::{Field, Visit};
@@ -96,6 +99,15 @@ pub const MAX_FIELDS: usize = 32;
 pub const ERROR_SALIENCE: f64 = 0.7;
 /// The salience of a warning episode.
 pub const WARNING_SALIENCE: f64 = 0.5;
+/// The feeling of an error episode's trace (§7: intensity 0.7, valence −0.6; the
+/// intensity slows the trace's decay).
+pub const ERROR_EMOTION: Emotion = Emotion { intensity: 0.7, valence: -0.6 };
+/// The feeling of a fatal error's trace (§7: intensity 0.9, valence −0.8): an ERROR event
+/// with a field `fatal = true`.
+pub const FATAL_EMOTION: Emotion = Emotion { intensity: 0.9, valence: -0.8 };
+/// The feeling of a warning episode's trace (a warning is below the reference's error: half
+/// its strength).
+pub const WARNING_EMOTION: Emotion = Emotion { intensity: 0.35, valence: -0.3 };
 
 /// Where error episodes go: the hub, or a queue in front of it.
 ///
@@ -331,6 +343,7 @@ impl<S: ErrorSink> ErrorTraces<S> {
         now: Timestamp,
     ) -> NewEpisode {
         let is_error = level == Level::ERROR;
+        let fatal = is_error && matches!(fields.get("fatal"), Some(Value::Bool(true)));
         let component = component_of(&message).map_or_else(|| "unknown".to_owned(), str::to_lowercase);
         let mut obs = Map::with_capacity(10);
         obs.insert("message", Value::Text(message.clone()));
@@ -351,6 +364,11 @@ impl<S: ErrorSink> ErrorTraces<S> {
             obs.insert("fields", Value::Map(fields));
         }
         let mut e = NewEpisode::default();
+        e.emotion = Some(match (is_error, fatal) {
+            (true, true) => FATAL_EMOTION,
+            (true, false) => ERROR_EMOTION,
+            (false, _) => WARNING_EMOTION,
+        });
         e.perception.observations = obs;
         e.perception.salience = if is_error { ERROR_SALIENCE } else { WARNING_SALIENCE };
         e.action.tool_name = target.into();

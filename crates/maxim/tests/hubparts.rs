@@ -12,7 +12,10 @@ use maxim::context::{
     LOOKALIKE_LETTERS, LOW_TRUST_HEADING, LowTrust, MAX_FIELD_CHARS, REFERENCE_NOTICE, RankOptions, rank,
     rank_with,
 };
-use maxim::error_traces::{DEBOUNCE_MAX_KEYS, ErrorSink, ErrorTraces, PROGRAM_LOG_SOURCE};
+use maxim::error_traces::{
+    DEBOUNCE_MAX_KEYS, ERROR_EMOTION, ErrorSink, ErrorTraces, FATAL_EMOTION, PROGRAM_LOG_SOURCE,
+    WARNING_EMOTION,
+};
 use maxim::extract::RelationKind::{Associates, HasPart, RelatedTo};
 use maxim::extract::{Category, INLINE_CONFIDENCE, INLINE_WEIGHT, extract};
 use maxim::hippocampus::{Hippocampus, NewEpisode};
@@ -452,6 +455,7 @@ fn errors_become_episodes_with_their_fields() {
     assert_eq!(&*e.action.tool_name, "agent::navigate");
     assert_eq!((e.outcome.success, e.outcome.error.as_deref()), (Some(false), Some("[Nav] blocked by door")));
     assert_eq!(e.perception.salience, 0.7);
+    assert_eq!(e.emotion, Some(ERROR_EMOTION));
     assert_eq!(obs(e, "message").and_then(Value::as_str), Some("[Nav] blocked by door"));
     assert_eq!(obs(e, "level").and_then(Value::as_str), Some("error"));
     assert_eq!(obs(e, "component").and_then(Value::as_str), Some("nav"));
@@ -469,6 +473,28 @@ fn errors_become_episodes_with_their_fields() {
     let stored = hippo.peek(id).unwrap();
     assert_eq!(stored.meta().source, Source::Other(PROGRAM_LOG_SOURCE.into()));
     assert_eq!(stored.tool_name(), "agent::navigate");
+    // Its trace is felt (§7: intensity 0.7, valence −0.6), so it decays more slowly than a
+    // routine episode of the same age.
+    let trace = &stored.meta().trace;
+    assert_eq!((trace.emotional_intensity(), trace.emotional_valence()), (0.7, -0.6));
+    let routine = hippo.capture(NewEpisode::default()).unwrap();
+    let later = clock.now() + maxim::maxim_core::days(3);
+    let params = maxim::maxim_core::TraceParams::default();
+    let strength = |id| hippo.peek(id).unwrap().meta().trace.strength_at(later, &params);
+    assert!(strength(id) > strength(routine), "{} > {}", strength(id), strength(routine));
+}
+
+#[test]
+fn a_fatal_error_is_felt_more_than_an_error_and_a_warning_less() {
+    let (_clock, sink, layer) = setup(true);
+    let subscriber = tracing_subscriber::registry().with(layer);
+    tracing::subscriber::with_default(subscriber, || {
+        tracing::error!(fatal = true, "out of memory");
+        tracing::error!(fatal = false, "a plain error");
+        tracing::warn!(fatal = true, "only an error can be fatal");
+    });
+    let feelings: Vec<_> = sink.take().into_iter().map(|e| e.emotion).collect();
+    assert_eq!(feelings, [Some(FATAL_EMOTION), Some(ERROR_EMOTION), Some(WARNING_EMOTION)]);
 }
 
 #[test]
