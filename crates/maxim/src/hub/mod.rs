@@ -9,7 +9,7 @@
 //! maxim-data/
 //!   <partition>/              one directory per partition (name escaped when not plain)
 //!     hippocampus/ atl/ angular_gyrus/ crossgraph/ nac/ promoter/ cerebellum/
-//!     hub/                    the statistician and the hub's metric series
+//!     hub/                    the memory's birth, the statistician and the hub's metric series
 //! ```
 //!
 //! What the hub adds to the layers:
@@ -33,6 +33,7 @@
 //! Partitions never mix: each has its own stores, so no recall, context, export or
 //! activation of one can return a record of another.
 
+pub mod birth;
 pub mod capture;
 pub mod claims;
 pub mod edit;
@@ -106,6 +107,11 @@ pub struct HubConfig {
     /// ... and at least this many bytes (default 1 MiB, so that small stores are not
     /// rewritten for a few entries; Redis's `auto-aof-rewrite-min-size`).
     pub compact_min_bytes: u64,
+    /// The agent's imprint window (seed 002): for the seven days after the memory was born,
+    /// reinforcements in every layer count three times and new records start with one
+    /// reinforcement ([`birth`]). A layer config whose `trace` names a window of its own
+    /// keeps it. Default true.
+    pub imprint_window: bool,
 }
 
 impl Default for HubConfig {
@@ -120,6 +126,7 @@ impl Default for HubConfig {
             max_metric_events: 20_000,
             compact_growth: 1.0,
             compact_min_bytes: 1 << 20,
+            imprint_window: true,
         }
     }
 }
@@ -334,9 +341,17 @@ impl HubBuilder {
         let clock = self.clock.clone().unwrap_or_else(|| SystemClock::shared());
         let seed = |salt: u64| self.id_seed.map(|s| s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt);
         let sub = |name: &str| dir.as_ref().map(|d| d.join(name));
+        let born = match &dir {
+            Some(d) => birth::born(d, clock.now())?,
+            None => clock.now(),
+        };
+        // Every layer's traces share the memory's imprint window (`birth`).
+        let window = |trace| if self.config.imprint_window { birth::with_window(trace, born) } else { trace };
 
         let mut h = Hippocampus::builder();
-        h.config(self.hippocampus.clone()).clock(clock.clone()).sync_policy(self.sync_policy);
+        let mut config = self.hippocampus.clone();
+        config.trace = window(config.trace);
+        h.config(config).clock(clock.clone()).sync_policy(self.sync_policy);
         if let Some(e) = &self.embedder {
             h.embedder(e.clone());
         }
@@ -349,7 +364,9 @@ impl HubBuilder {
         };
 
         let mut a = Atl::builder();
-        a.config(self.atl.clone()).clock(clock.clone()).sync_policy(self.sync_policy);
+        let mut config = self.atl.clone();
+        config.trace = window(config.trace);
+        a.config(config).clock(clock.clone()).sync_policy(self.sync_policy);
         if let Some(e) = &self.embedder {
             a.embedder(e.clone());
         }
@@ -362,7 +379,9 @@ impl HubBuilder {
         };
 
         let mut g = AngularGyrus::builder();
-        g.config(self.angular_gyrus.clone()).clock(clock.clone()).sync_policy(self.sync_policy);
+        let mut config = self.angular_gyrus.clone();
+        config.trace = window(config.trace);
+        g.config(config).clock(clock.clone()).sync_policy(self.sync_policy);
         if let Some(s) = seed(3) {
             g.id_seed(s);
         }
@@ -394,7 +413,9 @@ impl HubBuilder {
         };
 
         let mut c = Cerebellum::builder();
-        c.config(self.cerebellum.clone()).clock(clock.clone()).sync_policy(self.sync_policy);
+        let mut config = self.cerebellum.clone();
+        config.rank.trace = window(config.rank.trace);
+        c.config(config).clock(clock.clone()).sync_policy(self.sync_policy);
         if let Some(s) = seed(4) {
             c.id_seed(s);
         }
@@ -440,6 +461,7 @@ impl HubBuilder {
             removed: Arc::default(),
             session: None,
             opened_at: Timestamp::EPOCH,
+            born,
             tools_linked: std::collections::HashSet::new(),
             knowledge_index: maxim_core::lexical::LexicalIndex::new(),
             errors: Arc::default(),
@@ -508,6 +530,8 @@ pub struct MemoryHub {
     removed: Removed,
     session: Option<Timestamp>,
     opened_at: Timestamp,
+    /// When the memory was born (`birth`).
+    born: Timestamp,
     /// Tool concepts known to be related IS_A "tool capability".
     tools_linked: std::collections::HashSet<RecordId>,
     /// BM25 over the knowledge records' names and definitions (concepts, mathematical
