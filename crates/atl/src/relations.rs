@@ -346,26 +346,11 @@ impl Atl {
             self.state.registry.require(name)?;
         }
         self.state.require(id)?;
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
         let graph = &self.state.graph;
         let wanted = |r: &Relationship<'_>| relationship.is_none_or(|name| r.relationship == name);
-        let mut found: Vec<Relationship<'_>> = Vec::new();
-        if direction != Direction::Incoming {
-            found.extend(graph.outgoing(id).filter_map(Relationship::from_edge).filter(|r| wanted(r)));
-        }
-        if direction != Direction::Outgoing {
-            let both = direction == Direction::Both;
-            found.extend(
-                graph.incoming(id).filter_map(Relationship::from_edge).filter(|r| wanted(r)).filter(|r| {
-                    // A symmetric pair is listed once, from the outgoing side.
-                    !(both
-                        && r.source != id
-                        && self.state.registry.is_symmetric(r.relationship)
-                        && graph
-                            .find_edge(id, r.source, Some(edge_kind_of(r.relationship)), Some(r.relationship))
-                            .is_some())
-                }),
-            );
-        }
         let order = |a: &Relationship<'_>, b: &Relationship<'_>| {
             b.weight
                 .total_cmp(&a.weight)
@@ -374,13 +359,41 @@ impl Atl {
                 .then(a.relationship.cmp(b.relationship))
                 .then(a.source.cmp(&b.source))
         };
-        // The order is total (two edges equal in all five are the same edge), so selecting
-        // the first `limit` before sorting them keeps exactly what a full sort would: a
-        // concept with hundreds of relationships asked for three sorts three.
-        if limit < found.len() {
-            if limit == 0 {
-                return Ok(Vec::new());
+        // The order is total (two edges equal in all five are the same edge), so keeping the
+        // first `limit` of every batch keeps exactly what a full sort would: a concept with
+        // hundreds of relationships asked for three holds at most a batch at a time.
+        let batch = limit.saturating_mul(2).max(64);
+        let mut found: Vec<Relationship<'_>> = Vec::new();
+        let keep = |found: &mut Vec<Relationship<'_>>| {
+            if found.len() >= batch && limit < found.len() {
+                found.select_nth_unstable_by(limit - 1, order);
+                found.truncate(limit);
             }
+        };
+        if direction != Direction::Incoming {
+            for r in graph.outgoing(id).filter_map(Relationship::from_edge).filter(|r| wanted(r)) {
+                found.push(r);
+                keep(&mut found);
+            }
+        }
+        if direction != Direction::Outgoing {
+            let both = direction == Direction::Both;
+            let listed =
+                graph.incoming(id).filter_map(Relationship::from_edge).filter(|r| wanted(r)).filter(|r| {
+                    // A symmetric pair is listed once, from the outgoing side.
+                    !(both
+                        && r.source != id
+                        && self.state.registry.is_symmetric(r.relationship)
+                        && graph
+                            .find_edge(id, r.source, Some(edge_kind_of(r.relationship)), Some(r.relationship))
+                            .is_some())
+                });
+            for r in listed {
+                found.push(r);
+                keep(&mut found);
+            }
+        }
+        if limit < found.len() {
             found.select_nth_unstable_by(limit - 1, order);
             found.truncate(limit);
         }
