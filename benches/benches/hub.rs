@@ -26,8 +26,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
+use maxim::crossgraph::{CrossParams, LayerGraphs};
 use maxim::hub::{KnowledgeQuery, MemoryHub};
-use maxim_core::{ManualClock, RecordId, SplitMix64, Timestamp};
+use maxim_core::{
+    ActivationParams, CrossEdgeKind, LayerKind, LayerRecord, ManualClock, RecordId, SplitMix64, Timestamp,
+};
 
 const T0: i64 = 1_700_006_400;
 const OBJECTS: [&str; 40] = [
@@ -159,6 +162,23 @@ fn capture(c: &mut Criterion) {
     group.finish();
 }
 
+/// The tools of the lived memory: each has its own planted trend and daily rhythm.
+const LIVED_TOOLS: usize = 50;
+
+/// Episode `k` of day `day` of the lived memory at `hour` of the day: [`episode`], with one
+/// of [`LIVED_TOOLS`] tools whose success rate drifts over the days (up for even tools, down
+/// for odd) and peaks at a tool's own hour, so that the session ends fit a trend and a
+/// daily rhythm per tool: about 10^2 PATTERN records over ten days.
+fn lived_episode(rng: &mut SplitMix64, tool: usize, day: i64, hour: f64) -> NewEpisode {
+    let mut e = episode(rng);
+    e.action.tool_name = format!("tool{tool:02}").into();
+    let drift = if tool % 2 == 0 { 0.06 } else { -0.06 } * (day as f64 - 4.5);
+    let peak = (tool % 24) as f64;
+    let rhythm = 0.3 * (std::f64::consts::TAU * (hour - peak) / 24.0).cos();
+    e.outcome.success = Some(rng.uniform() < (0.5 + drift + rhythm).clamp(0.02, 0.98));
+    e
+}
+
 /// A hub in memory holding `days` days of `per_day` episodes, each day a session; returns
 /// the hub and the ids of the last day.
 fn lived(days: i64, per_day: usize, clock: &ManualClock) -> (MemoryHub, Vec<RecordId>) {
@@ -174,9 +194,11 @@ fn lived(days: i64, per_day: usize, clock: &ManualClock) -> (MemoryHub, Vec<Reco
         hub.on_session_start();
         last.clear();
         for k in 0..per_day {
-            clock
-                .set(Timestamp::from_secs(T0 + day * 86_400 + (k as i64 * 57_600) / per_day as i64 + 21_600));
-            last.push(hub.capture(episode(&mut rng)).unwrap());
+            // Round the clock, so that every tool is seen at every hour of the day.
+            let second = (k as i64 * 86_400) / per_day as i64;
+            clock.set(Timestamp::from_secs(T0 + day * 86_400 + second));
+            let e = lived_episode(&mut rng, k % LIVED_TOOLS, day, second as f64 / 3_600.0);
+            last.push(hub.capture(e).unwrap());
         }
         if day + 1 < days {
             hub.on_session_end();
@@ -193,6 +215,22 @@ fn knowledge_context(c: &mut Criterion) {
         "knowledge_context memory: {} episodes, {} concepts, {} patterns",
         stats.episodes, stats.concepts, stats.patterns
     );
+    // How far the knowledge context's spread reaches (knowledge only: no DERIVED_FROM
+    // forward, no INSTANCE_OF backward), at its two hops and at the three of the hub's
+    // other cross-layer queries.
+    let layers = LayerGraphs::new()
+        .with(LayerKind::Atl, hub.atl().concept_graph())
+        .with(LayerKind::AngularGyrus, hub.angular_gyrus().math_graph())
+        .with(LayerKind::Cerebellum, hub.skills().skill_graph());
+    let seeds: Vec<LayerRecord> =
+        last[..3].iter().map(|&id| LayerRecord::new(LayerKind::Hippocampus, id)).collect();
+    for depth in [2, 3] {
+        let mut params = CrossParams::new(ActivationParams::new(0.5, 0.01, depth).unwrap());
+        params.forward = params.forward.without(CrossEdgeKind::DerivedFrom);
+        params.backward = params.backward.without(CrossEdgeKind::InstanceOf);
+        let reached = hub.cross_graph().activate_with(&seeds, &layers, &params);
+        eprintln!("knowledge spread from 3 episodes, depth {depth}: {} records reached", reached.len());
+    }
     let query = KnowledgeQuery::Seeds(last[..3].to_vec());
     let mut group = c.benchmark_group("hub");
     group.bench_function("knowledge_context", |b| {

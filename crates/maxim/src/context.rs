@@ -72,7 +72,7 @@
 //! # Ok::<(), maxim::maxim_core::Error>(())
 //! ```
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::fmt::Write as _;
 
 use maxim_core::{LayerKind, RecordId, Result, Trust, check_finite, check_non_negative, check_unit};
@@ -452,12 +452,14 @@ pub struct Selection {
 /// ```
 pub fn select(candidates: &[Candidate], options: &RankOptions) -> Result<Selection> {
     let min_trust = check_unit("min_trust", options.min_trust)?;
+    let mut n_low = 0;
     for c in candidates {
         check_unit("confidence", c.confidence)?;
         check_finite("activation", c.activation)?;
         check_non_negative("activation", c.activation)?;
         check_finite("memory", c.memory)?;
         check_non_negative("memory", c.memory)?;
+        n_low += usize::from(c.trust.get() < min_trust);
     }
     let low_limit = match options.low_trust {
         LowTrust::Exclude => 0,
@@ -469,13 +471,14 @@ pub fn select(candidates: &[Candidate], options: &RankOptions) -> Result<Selecti
         b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
     };
     // Only the best few matter when no id repeats among them: sort a prefix first, and
-    // the whole list only when the prefix does not fill both lists.
+    // the whole list only when the prefix does not fill the trusted list, or does not fill
+    // the low-trust list while low-trust candidates lie beyond it.
     let want = options.limit.saturating_add(low_limit);
     let prefix = want.saturating_mul(4).max(16);
     if order.len() > prefix {
         order.select_nth_unstable_by(prefix, by_rank);
         order[..prefix].sort_unstable_by(by_rank);
-        if let Some(done) = pick(&order[..prefix], candidates, min_trust, options.limit, low_limit) {
+        if let Some(done) = pick(&order[..prefix], candidates, min_trust, options.limit, low_limit, n_low) {
             return Ok(done);
         }
     }
@@ -483,16 +486,21 @@ pub fn select(candidates: &[Candidate], options: &RankOptions) -> Result<Selecti
     Ok(pick_all(&order, candidates, min_trust, options.limit, low_limit))
 }
 
-/// Picks from `order` (sorted); `None` when both lists are not full by its end.
+/// Picks from `order` (a sorted prefix of the ranking); `None` when what lies beyond it
+/// could still change the lists: the trusted list is not full, or the low-trust list is not
+/// full while some of the `n_low` low-trust candidates are beyond the prefix.
 fn pick(
     order: &[(f64, RecordId, usize)],
     candidates: &[Candidate],
     min_trust: f64,
     limit: usize,
     low_limit: usize,
+    n_low: usize,
 ) -> Option<Selection> {
     let out = pick_all(order, candidates, min_trust, limit, low_limit);
-    (out.entries.len() >= limit && out.low_trust.len() >= low_limit).then_some(out)
+    let low_done = out.low_trust.len() >= low_limit
+        || order.iter().filter(|o| candidates[o.2].trust.get() < min_trust).count() == n_low;
+    (out.entries.len() >= limit && low_done).then_some(out)
 }
 
 /// Picks from `order` (sorted) until both lists are full or it ends.
@@ -503,8 +511,10 @@ fn pick_all(
     limit: usize,
     low_limit: usize,
 ) -> Selection {
-    let mut seen: HashSet<RecordId> =
-        HashSet::with_capacity(limit.saturating_add(low_limit).min(order.len()) * 2);
+    let mut seen: FxHashSet<RecordId> = FxHashSet::with_capacity_and_hasher(
+        limit.saturating_add(low_limit).min(order.len()) * 2,
+        rustc_hash::FxBuildHasher,
+    );
     let mut out = Selection::default();
     for &(_, id, idx) in order {
         if out.entries.len() >= limit && out.low_trust.len() >= low_limit {
