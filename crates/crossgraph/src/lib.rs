@@ -65,6 +65,7 @@ pub mod activation;
 pub mod error;
 pub mod journal;
 pub mod kind;
+mod links;
 pub mod persist;
 pub mod store;
 
