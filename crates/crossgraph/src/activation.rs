@@ -52,15 +52,13 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use maxim_core::graph::{ActivationParams, Adjacency, CsrGraph, EdgeKind, Graph};
+use maxim_core::graph::{ActivationParams, Adjacency, CsrGraph, Graph};
 use maxim_core::{GraphView, LayerKind, LayerRecord, RecordId};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::kind::{KindSet, layer_slot};
-use crate::links::{Links, NONE, UNKNOWN};
 use crate::store::{CrossLayerGraph, Side, State};
 
 /// The level size from which a spread expands on rayon by default.
@@ -68,6 +66,11 @@ pub const PARALLEL_MIN_FRONTIER: usize = 4096;
 
 /// Records of a level per rayon task.
 const CHUNK: usize = 256;
+
+/// A node not looked up yet.
+const UNKNOWN: u32 = u32::MAX - 1;
+/// No node: a record without a cross-layer edge, or absent from its layer's graph.
+const NONE: u32 = u32::MAX;
 
 /// One layer's associative graph, as the spread reads it: a core [`Graph`] through its
 /// dense adjacency (each node's activation-carrying edges in one contiguous run, targets as
@@ -334,13 +337,7 @@ impl CrossLayerGraph {
     ) -> CrossActivation {
         let _s = tracing::debug_span!("cross_layer_activation", n_seeds = seeds.len()).entered();
         self.activations.fetch_add(1, Relaxed);
-        let nodes = self.state.nodes.len();
-        let guards: [Option<MutexGuard<'_, Links>>; 4] = std::array::from_fn(|l| match layers.views[l] {
-            Some(LayerGraph(View::Graph(g))) => self.state.links.take(l, g, nodes),
-            _ => None,
-        });
-        let links: [Option<&Links>; 4] = std::array::from_fn(|l| guards[l].as_deref());
-        let walk = Walk { state: &self.state, layers, links, params, loose: Mutex::default() };
+        let walk = Walk { state: &self.state, layers, params };
         walk.run(seeds)
     }
 }
@@ -349,42 +346,7 @@ impl CrossLayerGraph {
 struct Walk<'w, 'a> {
     state: &'w State,
     layers: &'w LayerGraphs<'a>,
-    /// Each core layer graph's cached pairs with the cross-layer nodes (see
-    /// [`crate::links`]); `None` for other layers, or when another spread holds them.
-    links: [Option<&'w Links>; 4],
     params: &'w CrossParams,
-    /// The records known by id only (no cross-layer node, in a layer given as a
-    /// [`GraphView`]: rare), by position.
-    loose: Mutex<Loose>,
-}
-
-/// Records known by id only, numbered in the order met.
-#[derive(Default)]
-struct Loose {
-    records: Vec<LayerRecord>,
-    map: FxHashMap<LayerRecord, u32>,
-}
-
-/// A record's layer not read yet (it is in its cross-layer node).
-const LAYER_UNKNOWN: u8 = u8::MAX;
-
-/// The key of a record reached: its cross-layer node when it has one, else its layer and its
-/// index in the layer's core graph, else its position among the records known by id only
-/// (those of a layer given as a [`GraphView`]).
-#[inline]
-fn key(node: u32, layer: u8, index: u32) -> u64 {
-    if node != NONE { u64::from(node) } else { (u64::from(layer) + 1) << 32 | u64::from(index) }
-}
-
-/// What a spread knows of a record: its cross-layer node ([`NONE`] when it has no edge), its
-/// layer slot ([`LAYER_UNKNOWN`] until read from its node), and its index in its layer's
-/// core graph ([`UNKNOWN`] until looked up, [`NONE`] when absent; for a layer given as a
-/// [`GraphView`], its position among the records known by id, or [`NONE`]).
-#[derive(Debug, Clone, Copy)]
-struct Names {
-    node: u32,
-    layer: u8,
-    index: u32,
 }
 
 /// Reusable buffers of a spread.
@@ -393,17 +355,21 @@ struct Scratch {
     reached: Reached,
     frontier: Vec<(u32, f64)>,
     next: Vec<u32>,
+    /// Cross-layer neighbours of a level, by node, with their value.
+    pending: Vec<(u32, f64)>,
 }
 
 impl Scratch {
     fn clear(&mut self) {
         let r = &mut self.reached;
         r.map.clear();
-        r.names.clear();
+        r.records.clear();
+        r.dense.clear();
         r.values.clear();
         r.levels.clear();
         self.frontier.clear();
         self.next.clear();
+        self.pending.clear();
     }
 }
 
@@ -414,27 +380,37 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// The records a spread reached: position `p` holds a record's names, its activation and the
-/// last level it joined; `map` finds a position by [`key`].
+/// The records a spread reached: position `p` holds `records[p]`, its node in the
+/// cross-layer graph ([`NONE`], or [`UNKNOWN`] until it expands), its activation and the
+/// last level it joined.
 #[derive(Default)]
 struct Reached {
-    map: FxHashMap<u64, u32>,
-    names: Vec<Names>,
+    map: FxHashMap<LayerRecord, u32>,
+    records: Vec<LayerRecord>,
+    dense: Vec<u32>,
     values: Vec<f64>,
     levels: Vec<u32>,
 }
 
 impl Reached {
-    /// Offers `value` to the record named `names` at `level`: a new record joins, a better
-    /// value replaces the old one; either way the record joins the next frontier (once) when
-    /// `expands`.
+    /// Offers `value` to `target` at `level`: a new record joins, a better value replaces the
+    /// old one; either way the record joins the next frontier (once) when `expands`.
     #[inline]
-    fn offer(&mut self, names: Names, value: f64, level: u32, expands: bool, next: &mut Vec<u32>) {
-        match self.map.entry(key(names.node, names.layer, names.index)) {
+    fn offer(
+        &mut self,
+        target: LayerRecord,
+        dense: u32,
+        value: f64,
+        level: u32,
+        expands: bool,
+        next: &mut Vec<u32>,
+    ) {
+        match self.map.entry(target) {
             Entry::Vacant(v) => {
-                let p = self.names.len() as u32;
+                let p = self.records.len() as u32;
                 v.insert(p);
-                self.names.push(names);
+                self.records.push(target);
+                self.dense.push(dense);
                 self.values.push(value);
                 self.levels.push(level);
                 if expands {
@@ -453,125 +429,29 @@ impl Reached {
             }
         }
     }
-
-    /// True when `value` would change the record named `names` (a new record, or a better
-    /// value).
-    #[inline]
-    fn improves(&self, names: Names, value: f64) -> bool {
-        self.map
-            .get(&key(names.node, names.layer, names.index))
-            .is_none_or(|&q| value > self.values[q as usize])
-    }
 }
 
 impl Walk<'_, '_> {
-    /// The position of `record` among the records known by id, added if new.
-    fn loose(&self, record: LayerRecord) -> u32 {
-        let mut loose = self.loose.lock().unwrap_or_else(PoisonError::into_inner);
-        let Loose { records, map } = &mut *loose;
-        *map.entry(record).or_insert_with(|| {
-            records.push(record);
-            (records.len() - 1) as u32
-        })
-    }
-
-    /// The record at position `index` among the records known by id.
-    fn loose_record(&self, index: u32) -> LayerRecord {
-        self.loose.lock().unwrap_or_else(PoisonError::into_inner).records[index as usize]
-    }
-
-    /// The names of seed `record`; `None` for a record no graph holds (it reaches nothing
-    /// and nothing reaches it).
-    fn seed_names(&self, record: LayerRecord) -> Option<Names> {
-        let layer = layer_slot(record.layer) as u8;
-        let node = self.state.node(record).unwrap_or(NONE);
-        match self.layers.raw(record.layer) {
-            Some(View::Graph(g)) => {
-                let index = g.dense_index(record.id).unwrap_or(NONE);
-                if index != NONE
-                    && node != NONE
-                    && let Some(links) = self.links[usize::from(layer)]
-                {
-                    links.pair(index, node);
-                }
-                (node != NONE || index != NONE).then_some(Names { node, layer, index })
-            }
-            Some(View::Dyn(_)) if node == NONE => Some(Names { node, layer, index: self.loose(record) }),
-            _ => (node != NONE).then_some(Names { node, layer, index: NONE }),
-        }
-    }
-
-    /// Completes `names` for an expansion: the layer from the node, and the index in the
-    /// layer's core graph (from the cached pairs, else one lookup, which it caches).
+    /// `record`'s node in the cross-layer graph ([`NONE`] when it has no edge), looked up
+    /// when `dense` is [`UNKNOWN`]. Records are looked up only when they expand: those of the
+    /// last level, most of a spread, never are.
     #[inline]
-    fn resolve(&self, mut names: Names) -> Names {
-        if names.layer == LAYER_UNKNOWN {
-            names.layer = self.state.nodes[names.node as usize].layer;
-        }
-        if names.index == UNKNOWN {
-            let l = usize::from(names.layer);
-            names.index = match self.layers.views[l] {
-                Some(LayerGraph(View::Graph(g))) => {
-                    let cached = self.links[l].map_or(UNKNOWN, |links| links.index_of(names.node));
-                    if cached == UNKNOWN {
-                        let found = g.dense_index(self.state.record(names.node).id).unwrap_or(NONE);
-                        if found != NONE
-                            && let Some(links) = self.links[l]
-                        {
-                            links.pair(found, names.node);
-                        }
-                        found
-                    } else {
-                        cached
-                    }
-                }
-                _ => NONE,
-            };
-        }
-        names
+    fn resolve(&self, record: LayerRecord, dense: u32) -> u32 {
+        if dense == UNKNOWN { self.state.node(record).unwrap_or(NONE) } else { dense }
     }
 
-    /// The names of the node at `index` of `layer`'s core graph `g`: its cross-layer node
-    /// from the cached pairs, else one lookup (cached when found).
+    /// Reads what expanding `record` will read first (its layer graph's index entry, its
+    /// runs and the start of its edges) and returns something computed from it.
     #[inline]
-    fn layer_names(&self, g: &Graph, layer: u8, index: u32) -> Names {
-        let links = self.links[usize::from(layer)];
-        let mut node = links.map_or(UNKNOWN, |l| l.node_of(index));
-        if node == UNKNOWN {
-            let record = LayerRecord::new(LayerKind::ALL[usize::from(layer)], g.record_id(index));
-            node = self.state.node(record).unwrap_or(NONE);
-            if node != NONE
-                && let Some(links) = links
-            {
-                links.pair(index, node);
-            }
-        }
-        Names { node, layer, index }
-    }
-
-    /// The record named by resolved `names`.
-    fn record(&self, names: Names) -> LayerRecord {
-        if names.node != NONE {
-            return self.state.record(names.node);
-        }
-        let layer = LayerKind::ALL[usize::from(names.layer)];
-        match self.layers.raw(layer) {
-            Some(View::Graph(g)) => LayerRecord::new(layer, g.record_id(names.index)),
-            _ => self.loose_record(names.index),
-        }
-    }
-
-    /// Reads what expanding resolved `names` will read first (its layer graph's carriers and
-    /// the start of its cross-layer runs) and returns something computed from it.
-    #[inline]
-    fn touch(&self, names: Names) -> u64 {
-        let mut warm = match self.layers.views[usize::from(names.layer)] {
-            Some(LayerGraph(View::Graph(g))) if names.index != NONE => g.touch_carriers(names.index),
-            _ => 0,
+    fn touch(&self, record: LayerRecord, dense: u32) -> u64 {
+        let mut warm = match self.layers.raw(record.layer) {
+            Some(View::Graph(g)) => g.dense_index(record.id).map_or(0, |ln| g.touch_carriers(ln)),
+            Some(View::Dyn(v)) => u64::from(v.contains(record.id)),
+            None => 0,
         };
-        if names.node != NONE {
+        if dense != NONE {
             for side in [Side::Out, Side::In] {
-                if let Some(h) = self.state.halves(names.node, side).first() {
+                if let Some(h) = self.state.halves(dense, side).first() {
                     warm ^= u64::from(h.other);
                 }
             }
@@ -579,52 +459,50 @@ impl Walk<'_, '_> {
         warm
     }
 
-    /// For every neighbour of the record named by resolved `names` whose value clears the
-    /// threshold, calls `emit(names, value)`.
+    /// For every neighbour of `record` whose value clears the threshold, calls
+    /// `emit(target, value)` (a neighbour in the layer's graph) or `emit_node(node, value)` (a
+    /// neighbour across a cross-layer edge, by its node).
     #[inline]
-    fn expand<F: FnMut(Names, f64)>(&self, names: Names, a: f64, mut emit: F) {
+    fn expand<F: FnMut(LayerRecord, f64), G: FnMut(u32, f64)>(
+        &self,
+        record: LayerRecord,
+        dense: u32,
+        a: f64,
+        mut emit: F,
+        mut emit_node: G,
+    ) {
         let act = &self.params.activation;
         let base = a * act.decay();
         let threshold = act.threshold();
-        match self.layers.views[usize::from(names.layer)] {
+        match self.layers.raw(record.layer) {
             // A core graph: the node's activation-carrying edges are one contiguous run.
-            Some(LayerGraph(View::Graph(g))) => {
-                if names.index != NONE {
-                    g.for_each_carrier(names.index, |t, w| {
+            Some(View::Graph(g)) => {
+                if let Some(ln) = g.dense_index(record.id) {
+                    g.for_each_carrier(ln, |t, w| {
                         let na = base * w;
                         // A NaN (an infinite activation times a zero weight) is dropped too.
                         if na >= threshold {
-                            emit(self.layer_names(g, names.layer, t), na);
+                            emit(LayerRecord::new(record.layer, g.record_id(t)), na);
                         }
                     });
                 }
             }
-            Some(LayerGraph(View::Dyn(view))) => {
-                let layer = LayerKind::ALL[usize::from(names.layer)];
-                let id = self.record(names).id;
-                let mut visit = |t: RecordId, kind: EdgeKind, w: f64| {
-                    let na = base * w;
-                    if kind.carries_activation() && na >= threshold {
-                        let target = LayerRecord::new(layer, t);
-                        let names = match self.state.node(target) {
-                            Some(node) => Names { node, layer: names.layer, index: NONE },
-                            None => Names { node: NONE, layer: names.layer, index: self.loose(target) },
-                        };
-                        emit(names, na);
-                    }
-                };
-                view.for_each_outgoing(id, &mut visit);
-            }
+            Some(View::Dyn(view)) => view.for_each_outgoing(record.id, &mut |t, kind, w| {
+                let na = base * w;
+                if kind.carries_activation() && na >= threshold {
+                    emit(LayerRecord::new(record.layer, t), na);
+                }
+            }),
             None => {}
         }
-        if names.node == NONE {
+        if dense == NONE {
             return;
         }
         for (side, kinds) in [(Side::Out, self.params.forward), (Side::In, self.params.backward)] {
             if kinds.is_empty() {
                 continue;
             }
-            for h in self.state.halves(names.node, side) {
+            for h in self.state.halves(dense, side) {
                 if !kinds.contains(h.kind()) {
                     continue;
                 }
@@ -632,7 +510,7 @@ impl Walk<'_, '_> {
                 if na < threshold || na.is_nan() {
                     continue;
                 }
-                emit(Names { node: h.other, layer: LAYER_UNKNOWN, index: UNKNOWN }, na);
+                emit_node(h.other, na);
             }
         }
     }
@@ -641,7 +519,7 @@ impl Walk<'_, '_> {
         // Small spreads dominate; their buffers are reused from one call to the next.
         let mut scratch = SCRATCH.with(RefCell::take);
         let out = self.run_in(seeds, &mut scratch);
-        if scratch.reached.names.capacity() <= KEEP_SCRATCH {
+        if scratch.reached.records.capacity() <= KEEP_SCRATCH {
             scratch.clear();
             SCRATCH.with(|cell| cell.replace(scratch));
         }
@@ -651,16 +529,16 @@ impl Walk<'_, '_> {
     fn run_in(&self, seeds: &[LayerRecord], scratch: &mut Scratch) -> CrossActivation {
         let act = &self.params.activation;
         let (initial, max_depth) = (act.initial(), act.max_depth());
-        let Scratch { reached, frontier, next } = scratch;
+        let Scratch { reached, frontier, next, pending } = scratch;
         let reached: &mut Reached = reached;
         let frontier: &mut Vec<(u32, f64)> = frontier;
         let next: &mut Vec<u32> = next;
         for &s in seeds {
-            if let Some(names) = self.seed_names(s) {
-                reached.offer(names, initial, 0, true, next);
+            if !reached.map.contains_key(&s) {
+                reached.offer(s, UNKNOWN, initial, 0, true, next);
             }
         }
-        let n_seeds = reached.names.len();
+        let n_seeds = reached.records.len();
         frontier.extend(next.drain(..).map(|p| (p, initial)));
         let mut level = 0;
         while level < max_depth && !frontier.is_empty() {
@@ -668,52 +546,78 @@ impl Walk<'_, '_> {
             let expands = next_level < max_depth;
             if frontier.len() >= self.params.parallel_min_frontier {
                 let _s = tracing::debug_span!("expand_parallel", level, frontier = frontier.len()).entered();
-                let reached_ro: &Reached = reached;
-                let candidates: Vec<Vec<(Names, f64)>> = frontier
+                let candidates: Vec<Vec<(LayerRecord, u32, f64)>> = frontier
                     .par_chunks(CHUNK)
                     .map(|chunk| {
                         let mut out = Vec::with_capacity(chunk.len() * 8);
+                        let mut cross = Vec::new();
                         for &(p, a) in chunk {
-                            let names = self.resolve(reached_ro.names[p as usize]);
-                            self.expand(names, a, |t, na| {
-                                if reached_ro.improves(t, na) {
-                                    out.push((t, na));
+                            let record = reached.records[p as usize];
+                            let dense = self.resolve(record, reached.dense[p as usize]);
+                            let mut keep = |t: LayerRecord, node: u32, na: f64| {
+                                if reached.map.get(&t).is_none_or(|&q| na > reached.values[q as usize]) {
+                                    out.push((t, node, na));
                                 }
-                            });
+                            };
+                            cross.clear();
+                            self.expand(
+                                record,
+                                dense,
+                                a,
+                                |t, na| keep(t, UNKNOWN, na),
+                                |o, na| cross.push((o, na)),
+                            );
+                            for &(o, na) in &cross {
+                                keep(self.state.record(o), o, na);
+                            }
                         }
                         out
                     })
                     .collect();
-                for (t, na) in candidates.into_iter().flatten() {
-                    reached.offer(t, na, next_level, expands, next);
+                for (t, node, na) in candidates.into_iter().flatten() {
+                    reached.offer(t, node, na, next_level, expands, next);
                 }
             } else {
-                // One pass of independent lookups first, so that their cache misses overlap
-                // instead of waiting one by one inside the expansion.
-                let mut warm = 0u64;
-                for &(p, _) in frontier.iter() {
-                    let names = self.resolve(reached.names[p as usize]);
-                    reached.names[p as usize] = names;
-                    if frontier.len() > 1 {
-                        warm ^= self.touch(names);
+                if frontier.len() > 1 {
+                    // One pass of independent lookups first, so that their cache misses
+                    // overlap instead of waiting one by one inside the expansion.
+                    let mut warm = 0u64;
+                    for &(p, _) in frontier.iter() {
+                        let record = reached.records[p as usize];
+                        let dense = self.resolve(record, reached.dense[p as usize]);
+                        reached.dense[p as usize] = dense;
+                        warm ^= self.touch(record, dense);
                     }
+                    std::hint::black_box(warm);
                 }
-                std::hint::black_box(warm);
                 for &(p, a) in frontier.iter() {
-                    self.expand(reached.names[p as usize], a, |t, na| {
-                        reached.offer(t, na, next_level, expands, next);
-                    });
+                    let record = reached.records[p as usize];
+                    let dense = self.resolve(record, reached.dense[p as usize]);
+                    reached.dense[p as usize] = dense;
+                    self.expand(
+                        record,
+                        dense,
+                        a,
+                        |t, na| reached.offer(t, UNKNOWN, na, next_level, expands, next),
+                        |o, na| pending.push((o, na)),
+                    );
                 }
+                // The records across cross-layer edges, read in one pass first for the same
+                // reason.
+                let warm = pending.iter().fold(0u128, |acc, &(o, _)| acc ^ self.state.record(o).id.as_u128());
+                std::hint::black_box(warm);
+                for &(o, na) in pending.iter() {
+                    reached.offer(self.state.record(o), o, na, next_level, expands, next);
+                }
+                pending.clear();
             }
             frontier.clear();
             frontier.extend(next.iter().map(|&p| (p, reached.values[p as usize])));
             next.clear();
             level = next_level;
         }
-        // Every record's id is read in one pass of independent loads.
         let mut out = CrossActivation::default();
-        for (&names, &value) in reached.names.iter().zip(&reached.values).skip(n_seeds) {
-            let record = self.record(names);
+        for (record, &value) in reached.records.iter().zip(&reached.values).skip(n_seeds) {
             out.groups[layer_slot(record.layer)].push((record.id, value));
         }
         out

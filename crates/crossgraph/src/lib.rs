@@ -65,7 +65,6 @@ pub mod activation;
 pub mod error;
 pub mod journal;
 pub mod kind;
-mod links;
 pub mod persist;
 pub mod store;
 

@@ -64,8 +64,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::activation::CrossParams;
 use crate::error::{Error, Result};
-use crate::kind::{ALL_KINDS, KindSet, kind_name, kind_slot, layer_slot};
-use crate::links::LinkTables;
+use crate::kind::{ALL_KINDS, KindSet, kind_name, kind_slot};
 
 /// Free-form metadata of an edge (`{field}`, `{phase_coherence}`, ...).
 pub type Metadata = BTreeMap<String, MetaValue>;
@@ -767,9 +766,6 @@ pub(crate) struct Node {
     pub(crate) out: Run,
     pub(crate) inc: Run,
     pub(crate) live: bool,
-    /// The slot of its record's layer ([`layer_slot`]), so that a spread reads it with the
-    /// runs.
-    pub(crate) layer: u8,
 }
 
 /// One end's view of an edge: in the out arena, the target; in the in arena, the source
@@ -859,8 +855,6 @@ pub(crate) struct State {
     pub(crate) edge_count: usize,
     pub(crate) kind_counts: [usize; 7],
     scratch: Vec<u32>,
-    /// The pairs of cross-layer nodes and layer-graph indices spreads have looked up.
-    pub(crate) links: LinkTables,
 }
 
 impl State {
@@ -941,17 +935,11 @@ impl State {
                     self.records[n as usize] = record;
                     let node = &mut self.nodes[n as usize];
                     node.live = true;
-                    node.layer = layer_slot(record.layer) as u8;
                     node.out.len = 0;
                     node.inc.len = 0;
                     n
                 } else {
-                    self.nodes.push(Node {
-                        out: Run::default(),
-                        inc: Run::default(),
-                        live: true,
-                        layer: layer_slot(record.layer) as u8,
-                    });
+                    self.nodes.push(Node { out: Run::default(), inc: Run::default(), live: true });
                     self.records.push(record);
                     (self.nodes.len() - 1) as u32
                 };
@@ -972,7 +960,6 @@ impl State {
             }
         }
         self.index.remove(&record);
-        self.links.forget(layer_slot(record.layer), n);
         self.free.push(n);
     }
 
