@@ -47,7 +47,7 @@ mod tests;
 pub use activation::{Activation, ActivationParams, Adjacency, spread, spread_parallel, spread_with_valence};
 pub use csr::CsrGraph;
 pub use meta::{EdgeMeta, EdgeMetaRef};
-pub use store::{EdgeInsert, EdgeRef, Graph, Numbering};
+pub use store::{EdgeInsert, EdgeRef, Graph};
 
 /// The type of an edge of a layer's associative graph (`spec/maxim-reference.md` §2.1).
 ///

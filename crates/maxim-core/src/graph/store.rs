@@ -148,60 +148,6 @@ impl Clone for Scratch {
     }
 }
 
-/// The numbering of a [`Graph`]'s dense node indices, as an outside index that caches them
-/// sees it (see [`Graph::numbering`]).
-///
-/// Two readings of the same graph compare equal exactly when no dense index can have come to
-/// name another record between them: the graph has lost no node (a lost node's index is the
-/// one a later node reuses). A clone, a loaded graph and a new graph each start a numbering of
-/// their own, so a reading never equals one of another graph. Adding nodes keeps the
-/// numbering: a new node takes a free or a fresh index, and a fresh one is at or past the
-/// [`node_bound`](super::Adjacency::node_bound) seen before.
-///
-/// ```
-/// use maxim_core::graph::{EdgeKind, Graph};
-/// use maxim_core::RecordId;
-/// let [a, b] = [1, 2].map(RecordId::from_u128);
-/// let mut g = Graph::new();
-/// let before = g.numbering();
-/// g.add_edge(a, b, EdgeKind::Associates, 0.5, None)?;
-/// assert_eq!(g.numbering(), before); // adding keeps every index's record
-/// g.remove_node(b);
-/// assert_ne!(g.numbering(), before); // b's index may now name another record
-/// assert_ne!(g.clone().numbering(), g.numbering());
-/// # Ok::<(), maxim_core::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Numbering {
-    graph: u64,
-    removals: u64,
-}
-
-impl Numbering {
-    /// A numbering no other graph has.
-    fn fresh() -> Self {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        Self { graph: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed), removals: 0 }
-    }
-}
-
-/// A graph's own [`Numbering`]: a new graph and a clone each take a fresh one (a clone
-/// numbers like its original today, but the two change apart).
-#[derive(Debug)]
-struct Own(Numbering);
-
-impl Default for Own {
-    fn default() -> Self {
-        Self(Numbering::fresh())
-    }
-}
-
-impl Clone for Own {
-    fn clone(&self) -> Self {
-        Self::default()
-    }
-}
-
 /// A directed graph over [`RecordId`]s with typed, weighted edges, on a petgraph
 /// `StableDiGraph`.
 ///
@@ -230,8 +176,6 @@ pub struct Graph {
     /// Edges per kind.
     kind_counts: [usize; 5],
     scratch: Scratch,
-    /// Which graph this is and how many nodes it has lost ([`Graph::numbering`]).
-    numbering: Own,
     /// Tests force bulk removals to rebuild (`Some(true)`) or to unlink (`Some(false)`).
     #[cfg(test)]
     pub(super) force_rebuild: Option<bool>,
@@ -258,14 +202,6 @@ impl Graph {
             arena: Vec::with_capacity(edges),
             ..Self::default()
         }
-    }
-
-    /// The numbering of the graph's dense node indices ([`Adjacency::dense_index`]): equal
-    /// to an earlier reading exactly when every index that named a record then names the
-    /// same record now, so that an outside table keyed by dense index (the cross-layer
-    /// graph's links to this layer) stays valid while it is. See [`Numbering`].
-    pub fn numbering(&self) -> Numbering {
-        self.numbering.0
     }
 
     /// Number of nodes.
@@ -892,7 +828,6 @@ impl Graph {
     /// node's, and those that packing and rebuilding leave empty), so no run, empty or not,
     /// reaches past the cut.
     fn reset_node(&mut self, n: NodeIndex<Ix>) {
-        self.numbering.0.removals += 1;
         let slot = &mut self.slots[n.index()];
         self.arena_used -= slot.cap as usize;
         if slot.cap > 0 && (slot.start + slot.cap) as usize == self.arena.len() {
