@@ -249,3 +249,143 @@ proptest! {
         prop_assert_eq!(sequential.len(), sequential.iter().count());
     }
 }
+
+/// A change to the graphs between two spreads.
+#[derive(Debug, Clone)]
+enum Change {
+    /// A layer graph loses a node (its index is reused by the next new node).
+    RemoveNode(usize, u8),
+    /// A layer graph gains an edge (and maybe nodes).
+    AddIntra(usize, u8, u8, f64),
+    /// The cross-layer graph loses a record (its node is reused by the next new record).
+    RemoveCross(LayerRecord),
+    /// The cross-layer graph gains an edge (and maybe records).
+    AddCross(LayerRecord, LayerRecord, CrossEdgeKind, f64),
+    /// A layer graph is replaced by its clone (same records, another numbering).
+    Clone(usize),
+}
+
+fn change() -> impl Strategy<Value = Change> {
+    prop_oneof![
+        2 => (0..3usize, 0..5u8).prop_map(|(l, i)| Change::RemoveNode(l, i)),
+        3 => (0..3usize, 0..5u8, 0..5u8, weight()).prop_map(|(l, s, t, w)| Change::AddIntra(l, s, t, w)),
+        2 => any_record(5).prop_map(Change::RemoveCross),
+        3 => (any_record(5), any_record(5), prop::sample::select(ALL_KINDS.to_vec()), weight())
+            .prop_map(|(a, b, k, w)| Change::AddCross(a, b, k, w)),
+        1 => (0..3usize).prop_map(Change::Clone),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    /// Removals on either side free dense numbers that later records reuse (a layer graph's
+    /// node index, a cross-layer node), and a layer graph may be swapped for its clone: every
+    /// spread after every change still agrees with the model, sequentially and in parallel.
+    #[test]
+    fn activation_stays_right_while_both_sides_change(
+        w in world(),
+        changes in prop::collection::vec(change(), 1..24),
+        seeds in prop::collection::vec(any_record(5), 1..3),
+    ) {
+        let mut w = w;
+        let (mut graphs, mut cross) = w.build();
+        let p = *cross.params();
+        let mut parallel = p;
+        parallel.parallel_min_frontier = 1;
+        for c in changes {
+            let layers = LayerGraphs::new()
+                .with(LAYERS[0], &graphs[0])
+                .with(LAYERS[1], &graphs[1])
+                .with(LAYERS[2], &graphs[2]);
+            let expected = w.naive(&seeds, &p);
+            prop_assert_eq!(bits(&cross.activate_with(&seeds, &layers, &p)), expected.clone());
+            prop_assert_eq!(bits(&cross.activate_with(&seeds, &layers, &parallel)), expected);
+            match c {
+                Change::RemoveNode(l, i) => {
+                    let id = record(l, i).id;
+                    graphs[l].remove_node(id);
+                    w.intra.retain(|&(m, s, t, _, _)| m != l || (s != i && t != i));
+                }
+                Change::AddIntra(l, s, t, weight) => {
+                    graphs[l].add_edge(record(l, s).id, record(l, t).id, EdgeKind::Associates, weight, None).unwrap();
+                    w.intra.push((l, s, t, EdgeKind::Associates, weight));
+                }
+                Change::RemoveCross(r) => {
+                    cross.remove_record(r).unwrap();
+                    w.cross.retain(|&(a, b, _, _)| a != r && b != r);
+                }
+                Change::AddCross(a, b, k, weight) => {
+                    let _ = cross.add_edge(a, b, k, weight);
+                    w.cross.push((a, b, k, weight));
+                }
+                Change::Clone(l) => graphs[l] = graphs[l].clone(),
+            }
+        }
+    }
+}
+
+/// Spreads on three threads at once over the same graphs return what a lone spread returns,
+/// and what a copy of the cross-layer graph that never spread before returns.
+#[test]
+fn concurrent_spreads_agree_with_a_lone_one() {
+    let mut rng = maxim_core::SplitMix64::new(11);
+    let n = 300u64;
+    let mut graphs = [Graph::new(), Graph::new(), Graph::new()];
+    let mut cross = graph();
+    let id = |l: usize, i: u64| RecordId::from_u128(1000 * l as u128 + u128::from(i));
+    for (l, g) in graphs.iter_mut().enumerate() {
+        for i in 0..n {
+            for _ in 0..3 {
+                let t = rng.below(n);
+                if t != i {
+                    g.add_edge(id(l, i), id(l, t), EdgeKind::Associates, 0.3 + 0.7 * rng.uniform(), None)
+                        .unwrap();
+                }
+            }
+        }
+    }
+    for _ in 0..2000 {
+        let a = rng.below(3) as usize;
+        let b = (a + 1 + rng.below(2) as usize) % 3;
+        let from = LayerRecord::new(LAYERS[a], id(a, rng.below(n)));
+        let to = LayerRecord::new(LAYERS[b], id(b, rng.below(n)));
+        cross.add_edge(from, to, ALL_KINDS[rng.below(7) as usize], 0.3 + 0.7 * rng.uniform()).unwrap();
+    }
+    let layers = LayerGraphs::new()
+        .with(LAYERS[0], &graphs[0])
+        .with(LAYERS[1], &graphs[1])
+        .with(LAYERS[2], &graphs[2]);
+    let seed_sets: Vec<Vec<LayerRecord>> =
+        (0..40u64).map(|i| vec![LayerRecord::new(LAYERS[0], id(0, (i * 7) % n))]).collect();
+    let expected: Vec<_> = seed_sets.iter().map(|s| cross.activate(s, &layers)).collect();
+    let fresh = {
+        // The same edges in a graph that has never spread.
+        let mut copy = graph();
+        for e in cross.edges() {
+            copy.add_edge(e.from, e.to, e.kind, e.weight).unwrap();
+        }
+        copy
+    };
+    for (s, e) in seed_sets.iter().zip(&expected) {
+        assert_eq!(&fresh.activate(s, &layers), e);
+    }
+    let (cross, layers, seed_sets, expected) = (&cross, &layers, &seed_sets, &expected);
+    // Scoped threads are all joined before a panic in any of them is passed on.
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..3)
+            .map(|t| {
+                scope.spawn(move || {
+                    for round in 0..20 {
+                        let i = (round * 3 + t) % seed_sets.len();
+                        assert_eq!(&cross.activate(&seed_sets[i], layers), &expected[i]);
+                    }
+                })
+            })
+            .collect();
+        let results: Vec<_> = workers.into_iter().map(std::thread::ScopedJoinHandle::join).collect();
+        for r in results {
+            r.unwrap();
+        }
+    });
+}
