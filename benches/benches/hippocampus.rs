@@ -39,8 +39,8 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group};
 use hippocampus::{Hippocampus, HippocampusConfig, RecallFilter};
 use maxim_benches::{
-    EpisodeDraw, GOALS, associative_seeds, capture_time, episode_input_named, episode_names, episode_stream,
-    object, recall_queries, rss_kib, tool,
+    EpisodeDraw, EpisodeNames, GOALS, associative_seeds, capture_time, episode_input_named, episode_names,
+    episode_stream, object, recall_queries, rss_kib, tool,
 };
 use maxim_core::{ManualClock, RecordId};
 
@@ -56,14 +56,15 @@ fn config(n: usize) -> HippocampusConfig {
 
 /// A store that captured `draws` on the virtual clock, with the ids in capture order.
 fn build(clock: &ManualClock, n: usize, draws: &[EpisodeDraw]) -> (Hippocampus, Vec<RecordId>) {
-    build_with(clock, config(n), draws)
+    build_with(clock, config(n), draws, &episode_names(draws))
 }
 
-/// [`build`] with `config`.
+/// [`build`] with `config` and the draws' shared `names`.
 fn build_with(
     clock: &ManualClock,
     config: HippocampusConfig,
     draws: &[EpisodeDraw],
+    names: &[EpisodeNames],
 ) -> (Hippocampus, Vec<RecordId>) {
     let mut hippo = Hippocampus::builder()
         .config(config)
@@ -71,10 +72,9 @@ fn build_with(
         .id_seed(1)
         .build()
         .expect("a valid config");
-    let names = episode_names(draws);
     let ids = draws
         .iter()
-        .zip(&names)
+        .zip(names)
         .enumerate()
         .map(|(i, (e, names))| {
             clock.set(capture_time(i));
@@ -136,7 +136,8 @@ fn hippocampus(c: &mut Criterion) {
                 c.max_nodes = n;
                 c
             };
-            let (template, _) = build_with(&full_clock, full_config, &draws[..n]);
+            let (template, _) =
+                build_with(&full_clock, full_config, &draws[..n], &episode_names(&draws[..n]));
             let mut full = template.clone_without_callbacks();
             let mut next = 0usize;
             group.bench_function(BenchmarkId::new("capture_at_capacity", n), |b| {
@@ -288,10 +289,11 @@ fn report_rss(n: usize) {
 /// read it again.
 fn rss_probe(n: usize) {
     let draws = episode_stream(n);
+    let names = episode_names(&draws);
     let clock = ManualClock::new(capture_time(0));
     let before = rss_kib();
     let started = Instant::now();
-    let (hippo, _ids) = build(&clock, n, &draws);
+    let (hippo, _ids) = build_with(&clock, config(n), &draws, &names);
     let secs = started.elapsed().as_secs_f64();
     let after = rss_kib();
     if let (Some(b), Some(a)) = (before, after) {
