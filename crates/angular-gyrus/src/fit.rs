@@ -783,8 +783,8 @@ mod tests {
 
     #[test]
     fn dot_tiles_are_dot_products() {
-        for n in 0..20 {
-            let row = |s: f64| (0..n).map(|j| ((j as f64 + 1.0) * s).sin()).collect::<Vec<f64>>();
+        for n in 0..20u32 {
+            let row = |s: f64| (0..n).map(|j| ((f64::from(j) + 1.0) * s).sin()).collect::<Vec<f64>>();
             let a = row(0.7);
             let b: Vec<Vec<f64>> = (0..CORR_TILE).map(|p| row(1.3 + p as f64)).collect();
             let got = dot_tile(&a, std::array::from_fn(|p| b[p].as_slice()));
