@@ -9,11 +9,14 @@
 //!   each of 10^4 series on one time grid (`fit::fit_many`: the grid's design is computed
 //!   once, then each series costs two passes over its values);
 //! - `correlate_all/{sequential,parallel}/200`: Pearson r, p-values and Benjamini–Hochberg
-//!   over the 19,900 pairs of 200 series (`fit::correlate_all`).
+//!   over the 19,900 pairs of 200 series (`fit::correlate_all`). Before it, a probe runs the
+//!   two alternately (so both see the same load) and prints their median wall times, the
+//!   sequential calls' thread CPU time, the parallel calls' process CPU time and the load.
 //!
 //! Run with `cargo bench -p maxim-benches --bench angular_gyrus`.
 
 use std::hint::black_box;
+use std::time::Instant;
 
 use angular_gyrus::fit::{self, FitConfig, Grid};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -58,10 +61,76 @@ fn bench_fits(c: &mut Criterion) {
     group.finish();
 }
 
+/// The CPU time this thread has run, in nanoseconds (Linux; 0 elsewhere).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The CPU time of the whole process (every thread), in clock ticks of 10 ms (Linux; 0
+/// elsewhere).
+fn process_cpu_ticks() -> u64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|stat| {
+            // utime and stime are the 12th and 13th fields after the command's parenthesis.
+            let rest = stat.rsplit_once(')')?.1;
+            let mut fields = rest.split_whitespace().skip(11);
+            let user: u64 = fields.next()?.parse().ok()?;
+            let system: u64 = fields.next()?.parse().ok()?;
+            Some(user + system)
+        })
+        .unwrap_or(0)
+}
+
+/// The load averages (Linux; empty elsewhere).
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// Sequential and parallel `correlate_all` alternately, 15 rounds, so both see the same
+/// load: the median wall time of each, the calling thread's CPU time of the sequential
+/// calls and the whole process's CPU time of the parallel ones.
+fn probe_correlations(rows: &Array2<f64>) {
+    let rounds = 15;
+    let (mut seq, mut par) = (Vec::new(), Vec::new());
+    let (mut seq_cpu_ns, mut par_ticks) = (0, 0);
+    for _ in 0..rounds {
+        let (cpu, start) = (thread_cpu_ns(), Instant::now());
+        black_box(fit::correlate_all(rows.view(), Parallelism::Sequential).expect("finite rows"));
+        seq.push(start.elapsed().as_secs_f64() * 1e3);
+        seq_cpu_ns += thread_cpu_ns() - cpu;
+        let (ticks, start) = (process_cpu_ticks(), Instant::now());
+        black_box(fit::correlate_all(rows.view(), Parallelism::Parallel).expect("finite rows"));
+        par.push(start.elapsed().as_secs_f64() * 1e3);
+        par_ticks += process_cpu_ticks() - ticks;
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (s, p) = (median(&mut seq), median(&mut par));
+    println!(
+        "correlate_all {}x{POINTS}, {rounds} alternating rounds: sequential wall {s:.2} ms (thread CPU {:.2} ms), \
+         parallel wall {p:.2} ms (process CPU {:.1} ms), wall speed-up {:.2}x, {} rayon threads, load {}",
+        rows.nrows(),
+        seq_cpu_ns as f64 / 1e6 / f64::from(rounds),
+        par_ticks as f64 * 10.0 / f64::from(rounds),
+        s / p,
+        rayon::current_num_threads(),
+        load()
+    );
+}
+
 fn bench_correlations(c: &mut Criterion) {
     let mut group = c.benchmark_group("correlate_all");
     group.sample_size(10);
     let rows = series(200);
+    probe_correlations(&rows);
     for (name, par) in [("sequential", Parallelism::Sequential), ("parallel", Parallelism::Parallel)] {
         group.bench_with_input(BenchmarkId::new(name, rows.nrows()), &rows, |b, rows| {
             b.iter(|| black_box(fit::correlate_all(rows.view(), par).expect("finite rows")));

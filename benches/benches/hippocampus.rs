@@ -5,7 +5,7 @@
 //!
 //! - `capture/N`: one capture per call on the store of N episodes, with indexing and
 //!   association formation, input built from the episodes after the first N (part a's
-//!   inputs, so building them is timed as the workload times it). Each captured episode is
+//!   inputs with their names shared, so building them is timed as the workload times it). Each captured episode is
 //!   removed again outside the timed section, so the store stays at N;
 //! - `capture_at_capacity/10000`: captures into a store of capacity N = 10^4 that holds
 //!   N episodes, so every capture finds it full and makes room (default settings otherwise);
@@ -39,8 +39,8 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group};
 use hippocampus::{Hippocampus, HippocampusConfig, RecallFilter};
 use maxim_benches::{
-    EpisodeDraw, GOALS, associative_seeds, capture_time, episode_input, episode_stream, object,
-    recall_queries, rss_kib, tool,
+    EpisodeDraw, EpisodeNames, GOALS, associative_seeds, capture_time, episode_input_named, episode_names,
+    episode_stream, object, recall_queries, rss_kib, tool,
 };
 use maxim_core::{ManualClock, RecordId};
 
@@ -56,14 +56,15 @@ fn config(n: usize) -> HippocampusConfig {
 
 /// A store that captured `draws` on the virtual clock, with the ids in capture order.
 fn build(clock: &ManualClock, n: usize, draws: &[EpisodeDraw]) -> (Hippocampus, Vec<RecordId>) {
-    build_with(clock, config(n), draws)
+    build_with(clock, config(n), draws, &episode_names(draws))
 }
 
-/// [`build`] with `config`.
+/// [`build`] with `config` and the draws' shared `names`.
 fn build_with(
     clock: &ManualClock,
     config: HippocampusConfig,
     draws: &[EpisodeDraw],
+    names: &[EpisodeNames],
 ) -> (Hippocampus, Vec<RecordId>) {
     let mut hippo = Hippocampus::builder()
         .config(config)
@@ -73,10 +74,11 @@ fn build_with(
         .expect("a valid config");
     let ids = draws
         .iter()
+        .zip(names)
         .enumerate()
-        .map(|(i, e)| {
+        .map(|(i, (e, names))| {
             clock.set(capture_time(i));
-            hippo.capture(episode_input(e)).expect("a valid episode")
+            hippo.capture(episode_input_named(e, names)).expect("a valid episode")
         })
         .collect();
     (hippo, ids)
@@ -107,6 +109,7 @@ fn hippocampus(c: &mut Criterion) {
         group.sample_size(50).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
 
         let extra = &draws[n..];
+        let extra_names = episode_names(extra);
         let mut next = 0usize;
         group.bench_function(BenchmarkId::new("capture", n), |b| {
             b.iter_custom(|iters| {
@@ -116,7 +119,8 @@ fn hippocampus(c: &mut Criterion) {
                     next += 1;
                     clock.set(capture_time(n + k));
                     let start = Instant::now();
-                    let id = hippo.capture(episode_input(&extra[k % extra.len()])).expect("a valid episode");
+                    let (e, names) = (&extra[k % extra.len()], &extra_names[k % extra.len()]);
+                    let id = hippo.capture(episode_input_named(e, names)).expect("a valid episode");
                     total += start.elapsed();
                     hippo.remove(id).expect("just captured");
                 }
@@ -132,7 +136,8 @@ fn hippocampus(c: &mut Criterion) {
                 c.max_nodes = n;
                 c
             };
-            let (template, _) = build_with(&full_clock, full_config, &draws[..n]);
+            let (template, _) =
+                build_with(&full_clock, full_config, &draws[..n], &episode_names(&draws[..n]));
             let mut full = template.clone_without_callbacks();
             let mut next = 0usize;
             group.bench_function(BenchmarkId::new("capture_at_capacity", n), |b| {
@@ -145,7 +150,7 @@ fn hippocampus(c: &mut Criterion) {
                             full = template.clone_without_callbacks();
                         }
                         full_clock.set(capture_time(n + k));
-                        let input = episode_input(&extra[k]);
+                        let input = episode_input_named(&extra[k], &extra_names[k]);
                         let start = Instant::now();
                         black_box(full.capture(input).expect("a valid episode"));
                         total += start.elapsed();
@@ -284,10 +289,11 @@ fn report_rss(n: usize) {
 /// read it again.
 fn rss_probe(n: usize) {
     let draws = episode_stream(n);
+    let names = episode_names(&draws);
     let clock = ManualClock::new(capture_time(0));
     let before = rss_kib();
     let started = Instant::now();
-    let (hippo, _ids) = build(&clock, n, &draws);
+    let (hippo, _ids) = build_with(&clock, config(n), &draws, &names);
     let secs = started.elapsed().as_secs_f64();
     let after = rss_kib();
     if let (Some(b), Some(a)) = (before, after) {

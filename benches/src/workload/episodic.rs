@@ -13,8 +13,8 @@ use serde_json::{Map, Value, json};
 use super::stats::{Calls, block, median};
 use super::{Options, mean3, peak_rss_mib, round};
 use crate::{
-    EpisodeDraw, GOALS, associative_seeds, capture_time, episode_input, episode_stream, object,
-    recall_queries, tool,
+    EpisodeDraw, EpisodeNames, GOALS, associative_seeds, capture_time, episode_input_named, episode_names,
+    episode_stream, object, recall_queries, tool,
 };
 
 /// Five days, the clock's advance before sleep.
@@ -43,15 +43,21 @@ impl Captured {
 }
 
 /// Part a's capture loop into a fresh store, timed as one block (building each episode's
-/// input included), stopping once `budget` has passed.
-fn capture(n: usize, draws: &[EpisodeDraw], clock: &ManualClock, budget: Duration) -> Captured {
+/// input included, its names shared from `names`), stopping once `budget` has passed.
+fn capture(
+    n: usize,
+    draws: &[EpisodeDraw],
+    names: &[EpisodeNames],
+    clock: &ManualClock,
+    budget: Duration,
+) -> Captured {
     let mut hippo = store(n, clock);
     let mut ids = Vec::with_capacity(n);
     let mut marks = Vec::new();
     let start = Instant::now();
-    for (i, e) in draws.iter().enumerate() {
+    for (i, (e, names)) in draws.iter().zip(names).enumerate() {
         clock.set(capture_time(i));
-        ids.push(hippo.capture(episode_input(e)).expect("a workload episode is valid"));
+        ids.push(hippo.capture(episode_input_named(e, names)).expect("a workload episode is valid"));
         if i % 5000 == 4999 {
             let t = start.elapsed();
             marks.push((i + 1, t.as_secs_f64()));
@@ -67,10 +73,11 @@ fn capture(n: usize, draws: &[EpisodeDraw], clock: &ManualClock, budget: Duratio
 /// Runs a, j, b, c, e1, then the sleep stores (a, d, e2), into `out`.
 pub(super) fn run(n: usize, opts: &Options, out: &mut Map<String, Value>) {
     let draws = episode_stream(n);
+    let names = episode_names(&draws);
     let rss_before = peak_rss_mib();
     let clock = ManualClock::new(capture_time(0));
     eprintln!("workload n={n}: part a, query store");
-    let first = capture(n, &draws, &clock, opts.capture_budget);
+    let first = capture(n, &draws, &names, &clock, opts.capture_budget);
     let rss_after = peak_rss_mib();
     let mut seconds = vec![first.seconds];
 
@@ -137,7 +144,8 @@ pub(super) fn run(n: usize, opts: &Options, out: &mut Map<String, Value>) {
     let mut reports = Vec::new();
     for rep in 0..opts.reps {
         eprintln!("workload n={n}: parts a and d, sleep store {}", rep + 2);
-        let Captured { hippo: mut sleeper, seconds: s, .. } = capture(n, &draws, &clock, Duration::MAX);
+        let Captured { hippo: mut sleeper, seconds: s, .. } =
+            capture(n, &draws, &names, &clock, Duration::MAX);
         seconds.push(s);
         clock.set(capture_time(n - 1) + SLEEP_ADVANCE);
         let mut report = None;

@@ -48,8 +48,10 @@
     reason = "array views are cheap handles that ndarray passes by value"
 )]
 
+use std::ops::Range;
+
 use maxim_core::Parallelism;
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Slice};
+use ndarray::{Array1, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -59,8 +61,14 @@ use crate::error::{Error, Result, check_all_finite};
 /// Seconds in a day.
 const DAY: f64 = 86_400.0;
 
-/// Rows of the standardised series multiplied at once by [`correlate_all`].
-const CORR_BLOCK: usize = 16;
+/// Pairs of one task of [`correlate_all`]: its rows are cut into runs holding about this many
+/// pairs each (row `a` of `m` has `m - 1 - a` partners, so equal row blocks would be unequal
+/// work).
+const CORR_TASK_PAIRS: usize = 512;
+
+/// Rows compared with one row at once by [`correlate_all`] (a register tile: each value of
+/// the one row is read once for all of them).
+const CORR_TILE: usize = 4;
 
 /// When a fit counts as confirmed, and what [`fit_many`] fits.
 #[derive(Debug, Clone, PartialEq)]
@@ -561,8 +569,14 @@ impl Correlations {
 /// Pearson r, p-values and Benjamini–Hochberg q-values for every pair of rows of `rows`
 /// (series on a common time grid, one per row). Errors: fewer than 3 points, a NaN or
 /// infinity (its index counts row-major), values so large their squares overflow
-/// ([`Error::Undefined`]). Constant rows are left out and listed. The sequential and the
-/// parallel path compute the same blocks and agree bit for bit.
+/// ([`Error::Undefined`]). Constant rows are left out and listed.
+///
+/// Each row is standardised to mean 0 and norm 1, so that `r` is a dot product; the pairs
+/// are computed in tasks of consecutive rows holding about 512 pairs each (row `a` of `m`
+/// has `m - 1 - a` partners, so equal row blocks would be unequal work), each writing its
+/// own part of the result in place, and the p-value of a pair is computed as soon as its r
+/// is. Every pair is computed by the same instructions on both paths, so the
+/// sequential and the parallel path agree bit for bit.
 pub fn correlate_all(rows: ArrayView2<'_, f64>, parallelism: Parallelism) -> Result<Correlations> {
     let _s =
         tracing::debug_span!("ag_correlate_all", n_series = rows.nrows(), n_points = rows.ncols()).entered();
@@ -570,80 +584,172 @@ pub fn correlate_all(rows: ArrayView2<'_, f64>, parallelism: Parallelism) -> Res
     if n < 3 {
         return Err(Error::TooShort { what: "correlation", needed: 3, got: n });
     }
-    if let Some(index) = rows.iter().position(|v| !v.is_finite()) {
-        return Err(Error::NonFinite {
-            what: "correlation",
-            index,
-            value: rows.iter().nth(index).copied().unwrap_or(0.0),
-        });
-    }
     let parallel = match parallelism {
         Parallelism::Sequential => false,
         Parallelism::Parallel => true,
         Parallelism::Auto => k >= 32 && k * n >= 1 << 15 && rayon::current_num_threads() > 1,
     };
+    let stats_of = |i: usize| RowStats::of(rows.row(i));
+    let stats: Vec<RowStats> = if parallel {
+        (0..k).into_par_iter().map(stats_of).collect()
+    } else {
+        (0..k).map(stats_of).collect()
+    };
+    if let Some((i, j)) = stats.iter().enumerate().find_map(|(i, s)| s.non_finite.map(|j| (i, j))) {
+        return Err(Error::NonFinite { what: "correlation", index: i * n + j, value: rows[[i, j]] });
+    }
     // Standardise each row to mean 0 and norm 1; then r = z_a · z_b.
-    let mut keep = Vec::with_capacity(k);
+    let mut keep: Vec<(usize, f64, f64)> = Vec::with_capacity(k);
     let mut constant_rows = Vec::new();
-    let mut z = Array2::<f64>::zeros((k, n));
-    for (i, row) in rows.axis_iter(Axis(0)).enumerate() {
-        let mean = row.sum() / n as f64;
-        let ss: f64 = row.iter().map(|v| (v - mean) * (v - mean)).sum();
+    for (i, &RowStats { mean, ss, .. }) in stats.iter().enumerate() {
         if !(mean.is_finite() && ss.is_finite()) {
             return Err(Error::Undefined { operation: "correlation" });
         }
         if ss.is_nan() || ss <= 1e-24 * (mean * mean).max(f64::MIN_POSITIVE) * n as f64 {
             constant_rows.push(i);
-            continue;
+        } else {
+            keep.push((i, mean, ss.sqrt()));
         }
-        let norm = ss.sqrt();
-        let mut out = z.row_mut(keep.len());
-        out.zip_mut_with(&row, |o, &v| *o = (v - mean) / norm);
-        keep.push(i);
     }
     let m = keep.len();
-    let z = z.slice_axis(Axis(0), Slice::from(..m));
-    // The same row blocks on both paths, so that they agree bit for bit.
-    let block = |lo: usize| z.slice_axis(Axis(0), Slice::from(lo..(lo + CORR_BLOCK).min(m))).dot(&z.t());
-    let starts: Vec<usize> = (0..m).step_by(CORR_BLOCK).collect();
-    let blocks: Vec<Array2<f64>> = if parallel {
-        starts.into_par_iter().map(block).collect()
-    } else {
-        starts.into_iter().map(block).collect()
+    let mut z = vec![0.0; m * n];
+    let standardise = |(out, &(i, mean, norm)): (&mut [f64], &(usize, f64, f64))| {
+        for (o, &v) in out.iter_mut().zip(rows.row(i)) {
+            *o = (v - mean) / norm;
+        }
     };
-    let views: Vec<ArrayView2<'_, f64>> = blocks.iter().map(|b| b.view()).collect();
-    let r = if views.is_empty() {
-        Array2::zeros((0, 0))
+    if parallel {
+        z.par_chunks_mut(n).zip(keep.par_iter()).for_each(standardise);
     } else {
-        ndarray::concatenate(Axis(0), &views).unwrap_or_else(|_| Array2::zeros((m, m)))
-    };
+        z.chunks_mut(n).zip(&keep).for_each(standardise);
+    }
     let df = (n - 2) as f64;
     let dist = StudentsT::new(0.0, 1.0, df).ok();
-    let pair = |(a, b): (usize, usize)| {
-        let rv = r[[a, b]].clamp(-1.0, 1.0);
+    let pair = |a: usize, b: usize, r: f64| {
+        let rv = r.clamp(-1.0, 1.0);
         let p = if 1.0 - rv * rv <= 1e-15 {
             0.0
         } else {
             let t = rv * (df / (1.0 - rv * rv)).sqrt();
             dist.as_ref().map_or(1.0, |d| (2.0 * d.sf(t.abs())).clamp(0.0, 1.0))
         };
-        PairCorrelation { a: keep[a], b: keep[b], r: rv, p_value: p, q_value: p }
+        PairCorrelation { a: keep[a].0, b: keep[b].0, r: rv, p_value: p, q_value: p }
     };
-    let idx: Vec<(usize, usize)> = (0..m).flat_map(|a| (a + 1..m).map(move |b| (a, b))).collect();
-    let mut pairs: Vec<PairCorrelation> =
-        if parallel { idx.into_par_iter().map(pair).collect() } else { idx.into_iter().map(pair).collect() };
-    benjamini_hochberg(&mut pairs);
+    let empty = PairCorrelation { a: 0, b: 0, r: 0.0, p_value: 1.0, q_value: 1.0 };
+    let mut pairs = vec![empty; m * m.saturating_sub(1) / 2];
+    // Each task's rows and the part of `pairs` it fills.
+    let mut tasks: Vec<(Range<usize>, &mut [PairCorrelation])> = Vec::new();
+    let mut rest = pairs.as_mut_slice();
+    for (task_rows, len) in pair_tasks(m) {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+        tasks.push((task_rows, head));
+        rest = tail;
+    }
+    let run = |(task_rows, out): (Range<usize>, &mut [PairCorrelation])| {
+        let mut w = 0;
+        for a in task_rows {
+            let za = &z[a * n..(a + 1) * n];
+            let mut b = a + 1;
+            while b < m {
+                let t = (m - b).min(CORR_TILE);
+                // A short tile repeats its last row; the repeats are not kept.
+                let zb = std::array::from_fn(|j| {
+                    let row = b + j.min(t - 1);
+                    &z[row * n..(row + 1) * n]
+                });
+                let r = dot_tile(za, zb);
+                for (j, &r) in r.iter().enumerate().take(t) {
+                    out[w] = pair(a, b + j, r);
+                    w += 1;
+                }
+                b += t;
+            }
+        }
+    };
+    if parallel {
+        tasks.into_par_iter().for_each(run);
+    } else {
+        tasks.into_iter().for_each(run);
+    }
+    benjamini_hochberg(&mut pairs, parallel);
     Ok(Correlations { n, pairs, constant_rows })
 }
 
-/// Sets each pair's q-value: `min over j >= rank of p_(j) * m / j`, capped at 1.
-fn benjamini_hochberg(pairs: &mut [PairCorrelation]) {
+/// A row's mean and sum of squared deviations, or the column of its first NaN or infinity.
+struct RowStats {
+    non_finite: Option<usize>,
+    mean: f64,
+    ss: f64,
+}
+
+impl RowStats {
+    fn of(row: ArrayView1<'_, f64>) -> Self {
+        if let Some(j) = row.iter().position(|v| !v.is_finite()) {
+            return Self { non_finite: Some(j), mean: f64::NAN, ss: f64::NAN };
+        }
+        let mean = row.sum() / row.len() as f64;
+        let ss: f64 = row.iter().map(|v| (v - mean) * (v - mean)).sum();
+        Self { non_finite: None, mean, ss }
+    }
+}
+
+/// The tasks of [`correlate_all`] over `m` rows: runs of consecutive rows holding about
+/// [`CORR_TASK_PAIRS`] pairs each, with their numbers of pairs. They depend on `m` alone.
+fn pair_tasks(m: usize) -> Vec<(Range<usize>, usize)> {
+    let mut tasks = Vec::new();
+    let (mut lo, mut count) = (0, 0);
+    for a in 0..m {
+        count += m - 1 - a;
+        if count >= CORR_TASK_PAIRS || a + 1 == m {
+            tasks.push((lo..a + 1, count));
+            (lo, count) = (a + 1, 0);
+        }
+    }
+    tasks
+}
+
+/// Values of a row read at once by [`dot_tile`] (two SSE2 registers' worth).
+const DOT_LANES: usize = 4;
+
+/// The dot products of `a` with each of `b` (all of `a`'s length): a register tile that reads
+/// each value of `a` once for all of them, with [`DOT_LANES`] partial sums each.
+fn dot_tile(a: &[f64], b: [&[f64]; CORR_TILE]) -> [f64; CORR_TILE] {
+    let (a_chunks, a_tail) = a.as_chunks::<DOT_LANES>();
+    let n_chunks = a_chunks.len();
+    let b_chunks = b.map(|row| &row.as_chunks::<DOT_LANES>().0[..n_chunks]);
+    let mut sums = [[0.0; DOT_LANES]; CORR_TILE];
+    for (i, ac) in a_chunks.iter().enumerate() {
+        for (sum, bc) in sums.iter_mut().zip(&b_chunks) {
+            for ((s, &x), &y) in sum.iter_mut().zip(ac).zip(&bc[i]) {
+                *s += x * y;
+            }
+        }
+    }
+    let tail_start = n_chunks * DOT_LANES;
+    std::array::from_fn(|p| {
+        let s = &sums[p];
+        let mut sum = (s[0] + s[1]) + (s[2] + s[3]);
+        for (j, &v) in a_tail.iter().enumerate() {
+            sum += v * b[p][tail_start + j];
+        }
+        sum
+    })
+}
+
+/// Sets each pair's q-value: `min over j >= rank of p_(j) * m / j`, capped at 1. Pairs of
+/// equal p-values are ranked by position (their q-values do not depend on it).
+fn benjamini_hochberg(pairs: &mut [PairCorrelation], parallel: bool) {
     let m = pairs.len();
-    let mut order: Vec<usize> = (0..m).collect();
-    order.sort_by(|&x, &y| pairs[x].p_value.total_cmp(&pairs[y].p_value));
+    let mut order: Vec<(f64, usize)> = pairs.iter().enumerate().map(|(i, p)| (p.p_value, i)).collect();
+    let by_p = |x: &(f64, usize), y: &(f64, usize)| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1));
+    if parallel {
+        order.par_sort_unstable_by(by_p);
+    } else {
+        order.sort_unstable_by(by_p);
+    }
     let mut running = 1.0f64;
-    for (rank, &i) in order.iter().enumerate().rev() {
-        let q = (pairs[i].p_value * m as f64 / (rank + 1) as f64).min(1.0);
+    for (rank, &(p, i)) in order.iter().enumerate().rev() {
+        let q = (p * m as f64 / (rank + 1) as f64).min(1.0);
         running = running.min(q);
         pairs[i].q_value = running;
     }
@@ -658,11 +764,43 @@ mod tests {
     }
 
     #[test]
+    fn pair_tasks_cover_every_pair_once_in_balanced_runs() {
+        for m in 0..700 {
+            let tasks = pair_tasks(m);
+            let (mut next, mut total) = (0, 0);
+            for (i, (rows, count)) in tasks.iter().enumerate() {
+                assert_eq!(rows.start, next, "m = {m}: consecutive rows");
+                assert!(rows.end > rows.start);
+                next = rows.end;
+                assert_eq!(*count, rows.clone().map(|a| m - 1 - a).sum::<usize>());
+                assert!(*count < CORR_TASK_PAIRS + m, "m = {m}: one row too many");
+                assert!(i + 1 == tasks.len() || *count >= CORR_TASK_PAIRS, "m = {m}: only the last is short");
+                total += count;
+            }
+            assert_eq!((next, total), (m, m * m.saturating_sub(1) / 2), "m = {m}");
+        }
+    }
+
+    #[test]
+    fn dot_tiles_are_dot_products() {
+        for n in 0..20u32 {
+            let row = |s: f64| (0..n).map(|j| ((f64::from(j) + 1.0) * s).sin()).collect::<Vec<f64>>();
+            let a = row(0.7);
+            let b: Vec<Vec<f64>> = (0..CORR_TILE).map(|p| row(1.3 + p as f64)).collect();
+            let got = dot_tile(&a, std::array::from_fn(|p| b[p].as_slice()));
+            for (p, bp) in b.iter().enumerate() {
+                let want: f64 = a.iter().zip(bp).map(|(x, y)| x * y).sum();
+                assert!((got[p] - want).abs() < 1e-12, "n = {n}, row {p}");
+            }
+        }
+    }
+
+    #[test]
     fn benjamini_hochberg_matches_the_textbook_example() {
         // p = 0.01, 0.04, 0.03, 0.005 (m = 4): sorted 0.005, 0.01, 0.03, 0.04 ->
         // raw 0.02, 0.02, 0.04, 0.04; monotone from the top.
         let mut pairs: Vec<PairCorrelation> = [0.01, 0.04, 0.03, 0.005].into_iter().map(pc).collect();
-        benjamini_hochberg(&mut pairs);
+        benjamini_hochberg(&mut pairs, false);
         let q: Vec<f64> = pairs.iter().map(|p| p.q_value).collect();
         let want = [0.02, 0.04, 0.04, 0.02];
         for (got, want) in q.iter().zip(want) {

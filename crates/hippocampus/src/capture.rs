@@ -299,10 +299,11 @@ impl Hippocampus {
     }
 
     /// Stores a validated full episode made at `now` after removing the chosen `evicted`
-    /// records: indexes, promotes or queues, associates, tells the callbacks.
+    /// records: indexes, promotes or queues, associates, tells the callbacks. The episode's
+    /// box becomes the record's (a capture allocates it once).
     pub(crate) fn insert_resolved(
         &mut self,
-        mut m: EpisodicMemory,
+        mut m: Box<EpisodicMemory>,
         now: Timestamp,
         evicted: Option<Vec<RecordId>>,
     ) -> RecordId {
@@ -333,7 +334,7 @@ impl Hippocampus {
         }
         compact(&mut m);
         let long_term = m.meta.long_term;
-        let mut record = Episode::Full(Box::new(m));
+        let mut record = Episode::Full(m);
         self.intern_names(&mut record);
         let slot = self.slots.insert(record);
         if !long_term {
@@ -541,20 +542,15 @@ impl Hippocampus {
 }
 
 /// Gives every string, list and map of `m` exactly the capacity it needs: a record lives
-/// for days, and a map built by inserting one entry holds room for four (a `Map` is
-/// compacted by cloning it, which allocates exactly).
+/// for days, and a map built by inserting one entry holds room for four. Shrinking in place
+/// leaves what is already tight alone (cloning a map to compact it would allocate each of
+/// its keys and values again).
 fn compact(m: &mut EpisodicMemory) {
     fn map(m: &mut Map) {
-        if !m.is_empty() {
-            *m = m.clone();
-        }
+        m.shrink_to_fit_deep();
     }
     fn value(v: &mut Value) {
-        match v {
-            Value::Text(s) => s.shrink_to_fit(),
-            Value::List(_) | Value::Map(_) => *v = v.clone(),
-            _ => {}
-        }
+        v.shrink_to_fit_deep();
     }
     fn strings(v: &mut Vec<String>) {
         v.shrink_to_fit();

@@ -173,13 +173,12 @@ impl Hippocampus {
     /// record that is no longer there changes nothing).
     pub(crate) fn apply(&mut self, op: Op) {
         match op {
-            Op::Capture { record, state, now, evicted } => {
-                let mut m = *record;
-                self.ids.observe(m.meta.id);
+            Op::Capture { mut record, state, now, evicted } => {
+                self.ids.observe(record.meta.id);
                 if let Some(snapshot) = state {
-                    m.context.state_ref = Some(self.states.store(snapshot));
+                    record.context.state_ref = Some(self.states.store(snapshot));
                 }
-                self.insert_resolved(m, now, evicted);
+                self.insert_resolved(record, now, evicted);
             }
             Op::Link { source, target, kind, weight, both } => {
                 if self.contains(source) && self.contains(target) {

@@ -40,6 +40,7 @@ use std::path::Path;
 use maxim_core::codec::{self, Recovery};
 use maxim_core::embed::VectorIndex;
 use maxim_core::graph::Graph;
+use maxim_core::lexical::LexicalIndex;
 use maxim_core::value::Value;
 use maxim_core::{CorruptReason, RecordId, Timestamp};
 use rustc_hash::FxHashSet;
@@ -49,9 +50,9 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::episode::{Episode, MAX_NAMES, Name};
 use crate::error::{Error, Result};
 use crate::hash::StateRef;
-use crate::index::{ContextIndex, IndexKey, KeyId, KeyKind};
+use crate::index::{ContextIndex, IndexKey, KeyId, KeyKind, Slot};
 use crate::state_store::StateStore;
-use crate::store::{Counters, Hippocampus, Slots, derive_keys, intern_into};
+use crate::store::{Counters, Hippocampus, Slots, derive_keys, intern_into, lexical_of};
 
 /// The snapshot kind of the episodic layer.
 pub const SNAPSHOT_KIND: &str = "hippocampus";
@@ -140,10 +141,14 @@ impl Serialize for RecordsOut<'_> {
     }
 }
 
+/// Records at which a load builds the context index and the lexical index side by side.
+const PARALLEL_INDEX_MIN: usize = 4096;
+
 /// The contents a snapshot rebuilds, before they replace the layer's.
 struct Rebuilt {
     slots: Slots,
     index: ContextIndex,
+    lexical: LexicalIndex<Slot>,
     graph: Graph,
     candidates: VecDeque<RecordId>,
     states: StateStore,
@@ -345,6 +350,9 @@ impl Hippocampus {
         let mut slots = Slots::default();
         let mut names = FxHashSet::default();
         let mut max_id = None;
+        // Every record is checked and stored first (a full one with the keys its fields give,
+        // a compressed one with the keys it lists); the two indexes are then built from them.
+        let mut compressed_keys: Vec<(Slot, Vec<KeyId>)> = Vec::new();
         for RecordIn { mut record, keys } in snap.records {
             record.validate().map_err(|e| corrupt(path, format!("record {}: {e}", record.id())))?;
             let id = record.id();
@@ -367,19 +375,32 @@ impl Hippocampus {
             intern_into(&mut names, &mut record);
             let s = slots.insert(record);
             if let Some(Episode::Full(m)) = slots.get(s) {
-                let derived = derive_keys(m, indexed);
-                if !listed.is_empty() && !same_keys(&index, &listed, &derived) {
+                if !listed.is_empty() && !same_keys(&index, &listed, &derive_keys(m, indexed)) {
                     return Err(corrupt(
                         path,
                         format!("record {id} lists index keys that its fields do not give"),
                     ));
                 }
-                index.insert(s, &derived, slots.order());
             } else {
-                let ids: Vec<KeyId> = listed.into_iter().flatten().collect();
-                index.insert_ids(s, &ids, slots.order());
+                compressed_keys.push((s, listed.into_iter().flatten().collect()));
             }
         }
+        let build_index = |mut index: ContextIndex| {
+            let mut compressed = compressed_keys.iter().peekable();
+            for (s, rec) in slots.iter() {
+                if let Episode::Full(m) = rec {
+                    index.insert(s, &derive_keys(m, indexed), slots.order());
+                } else if let Some((_, ids)) = compressed.next_if(|(c, _)| *c == s) {
+                    index.insert_ids(s, ids, slots.order());
+                }
+            }
+            index
+        };
+        let (index, lexical) = if slots.len() >= PARALLEL_INDEX_MIN && rayon::current_num_threads() > 1 {
+            rayon::join(|| build_index(index), || lexical_of(&slots))
+        } else {
+            (build_index(index), lexical_of(&slots))
+        };
         if let Some((k, kind, text)) = index.live_keys().find(|&(k, _, _)| index.posting(k).is_empty()) {
             return Err(corrupt(path, format!("key {} ({k}) holds no record", IndexKey::new(kind, text)?)));
         }
@@ -417,6 +438,7 @@ impl Hippocampus {
         Ok(Rebuilt {
             slots,
             index,
+            lexical,
             graph: snap.graph,
             candidates,
             states,
@@ -447,7 +469,7 @@ impl Hippocampus {
         self.vectors = r.vectors;
         self.names = r.names;
         self.evict_pool.reset();
-        self.rebuild_lexical();
+        self.lexical = r.lexical;
         self.loaded_journal_seq = r.journal_seq;
         if let Some(id) = r.max_id {
             self.ids.observe(id);

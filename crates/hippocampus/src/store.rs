@@ -705,11 +705,7 @@ impl Hippocampus {
 
     /// Rebuilds the lexical index from the records (after a load or a repair).
     pub(crate) fn rebuild_lexical(&mut self) {
-        let mut lexical = LexicalIndex::new();
-        for (s, rec) in self.slots.iter() {
-            lexical.insert(s, &rec.lexical_fields()).expect("the field weights are valid");
-        }
-        self.lexical = lexical;
+        self.lexical = lexical_of(&self.slots);
     }
 
     /// Replaces the record's names by the layer's shared copies (adding new names).
@@ -734,6 +730,15 @@ impl Hippocampus {
             tracing::warn!(layer = LAYER_NAME, callback = "compress", index = idx, %id, error = %failure, "memory callback failed");
         }
     }
+}
+
+/// The lexical index of every record in `slots`, inserted in slot order.
+pub(crate) fn lexical_of(slots: &Slots) -> LexicalIndex<Slot> {
+    let mut lexical = LexicalIndex::new();
+    for (s, rec) in slots.iter() {
+        lexical.insert(s, &rec.lexical_fields()).expect("the field weights are valid");
+    }
+    lexical
 }
 
 /// Replaces `record`'s names by the copies in `names`, adding the new ones.

@@ -105,6 +105,41 @@ fn check_values<'a>(roots: impl Iterator<Item = &'a Value>, field: &'static str)
     Ok(())
 }
 
+/// Shrinks the lists and maps of `nested` and everything in them, without recursion.
+fn shrink_nested(mut nested: Vec<&mut Value>) {
+    while let Some(v) = nested.pop() {
+        match v {
+            Value::List(items) => {
+                items.shrink_to_fit();
+                for item in items {
+                    shrink_or_defer(item, &mut nested);
+                }
+            }
+            Value::Map(m) => shrink_entries(&mut m.0, &mut nested),
+            Value::Text(s) => s.shrink_to_fit(),
+            _ => {}
+        }
+    }
+}
+
+/// Shrinks the entries of a map and their text values; lists and maps go to `nested`.
+fn shrink_entries<'a>(entries: &'a mut Vec<(String, Value)>, nested: &mut Vec<&'a mut Value>) {
+    entries.shrink_to_fit();
+    for (k, v) in entries {
+        k.shrink_to_fit();
+        shrink_or_defer(v, nested);
+    }
+}
+
+/// Shrinks text at once; a list or a map goes to `nested`.
+fn shrink_or_defer<'a>(v: &'a mut Value, nested: &mut Vec<&'a mut Value>) {
+    match v {
+        Value::Text(s) => s.shrink_to_fit(),
+        Value::List(_) | Value::Map(_) => nested.push(v),
+        _ => {}
+    }
+}
+
 /// Drops `value` without recursion, however deeply it nests (dropping a value nested 200,000
 /// levels deep the ordinary way exhausts the stack). A store calls it on values it refuses.
 pub fn dispose(value: Value) {
@@ -134,6 +169,12 @@ impl Value {
     /// ```
     pub fn check(&self, field: &'static str) -> crate::Result<()> {
         check_values(std::iter::once(self), field)
+    }
+
+    /// Releases the room held beyond their contents by this value and everything in it, as
+    /// [`Map::shrink_to_fit_deep`] does.
+    pub fn shrink_to_fit_deep(&mut self) {
+        shrink_nested(vec![self]);
     }
 
     /// The text, if this is text.
@@ -272,6 +313,23 @@ impl Map {
     /// Releases the room the map holds beyond its keys (records keep their maps for long).
     pub fn shrink_to_fit(&mut self) {
         self.0.shrink_to_fit();
+    }
+
+    /// Releases the room held beyond their contents by the map, its keys and every value in
+    /// it, at any depth, without recursion; what is already tight is left as it is (no
+    /// allocation, unlike a clone, which allocates everything again).
+    ///
+    /// ```
+    /// use maxim_core::value::{Map, Value};
+    /// let mut m = Map::new();
+    /// m.insert("goal", Value::List(vec![Value::from("find mug")]));
+    /// m.shrink_to_fit_deep();
+    /// assert_eq!(m.get("goal"), Some(&Value::List(vec![Value::from("find mug")])));
+    /// ```
+    pub fn shrink_to_fit_deep(&mut self) {
+        let mut nested: Vec<&mut Value> = Vec::new();
+        shrink_entries(&mut self.0, &mut nested);
+        shrink_nested(nested);
     }
 
     /// The value under `key`.

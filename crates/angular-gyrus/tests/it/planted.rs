@@ -295,3 +295,49 @@ fn a_batch_that_would_overflow_the_store_stores_nothing() {
         .is_err()
     );
 }
+
+#[test]
+fn all_pairs_agree_across_paths_and_with_a_naive_pearson_and_benjamini_hochberg() {
+    // 150 rows (11,026 pairs after the constant row: many tasks, tiles with a remainder) of 37
+    // points (a tail past the groups of four values the dot products read at once).
+    let (k, n) = (150, 37);
+    let mut noise = Noise::new(21);
+    let mut rows =
+        Array2::from_shape_fn((k, n), |(i, j)| (i % 5) as f64 * (j as f64 * 0.3).sin() + noise.normal());
+    rows.row_mut(7).fill(3.0);
+    let seq = fit::correlate_all(rows.view(), Parallelism::Sequential).unwrap();
+    let par = fit::correlate_all(rows.view(), Parallelism::Parallel).unwrap();
+    assert_eq!(seq, par, "the sequential and the parallel path agree bit for bit");
+    assert_eq!(seq.constant_rows, [7]);
+    let kept: Vec<usize> = (0..k).filter(|&i| i != 7).collect();
+    assert_eq!(seq.pairs.len(), kept.len() * (kept.len() - 1) / 2);
+    let pearson = |a: usize, b: usize| {
+        let (x, y) = (rows.row(a), rows.row(b));
+        let (mx, my) = (x.sum() / n as f64, y.sum() / n as f64);
+        let sxy: f64 = x.iter().zip(&y).map(|(u, v)| (u - mx) * (v - my)).sum();
+        let sxx: f64 = x.iter().map(|u| (u - mx) * (u - mx)).sum();
+        let syy: f64 = y.iter().map(|v| (v - my) * (v - my)).sum();
+        sxy / (sxx * syy).sqrt()
+    };
+    let mut pairs = seq.pairs.iter();
+    for (i, &a) in kept.iter().enumerate() {
+        for &b in &kept[i + 1..] {
+            let p = pairs.next().unwrap();
+            assert_eq!((p.a, p.b), (a, b), "pairs in row order");
+            assert!((p.r - pearson(a, b)).abs() < 1e-12, "r of ({a}, {b})");
+            assert!((0.0..=1.0).contains(&p.p_value));
+        }
+    }
+    // Benjamini–Hochberg by the book: rank the p-values, q_(i) = min_{j >= i} p_(j) m / j.
+    let m = seq.pairs.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&x, &y| seq.pairs[x].p_value.total_cmp(&seq.pairs[y].p_value));
+    let mut q = vec![0.0; m];
+    let mut running = 1.0f64;
+    for (rank, &i) in order.iter().enumerate().rev() {
+        running = running.min((seq.pairs[i].p_value * m as f64 / (rank + 1) as f64).min(1.0));
+        q[i] = running;
+    }
+    assert!(seq.pairs.iter().zip(&q).all(|(p, q)| p.q_value == *q));
+    assert!(seq.pairs.iter().any(|p| p.r.abs() > 0.5), "the planted rows correlate");
+}
