@@ -791,13 +791,54 @@ mod hub_traces {
         clock.advance(Duration::from_secs(600));
         assert_eq!(hub.mark_used(&[used, RecordId::from_u128(12_345)]), 1);
         let trace = &hub.hippocampus().peek(used).unwrap().meta().trace;
-        assert_eq!(trace.reinforcement_count(), 1);
+        assert_eq!(trace.reinforcement_count(), 2, "one at its capture in the imprint window, one for the use");
         assert_eq!(order(&hub)[0], used, "the used twin goes first while its trace is hot");
         // A month on, both traces are cold by the hour: the fused order is back.
         clock.advance(days(30));
         let hits = hub.recall("blue kettle", &options).unwrap();
         let ratio = hits[0].score / hits[1].score;
         assert!(ratio < 1.05, "the trace boost has faded: {ratio}");
+    }
+
+    #[test]
+    fn the_imprint_window_is_the_memorys_first_week_in_every_layer() {
+        use maxim::hub::HubConfig;
+        let clock = ManualClock::new(Timestamp::from_secs(super::T0));
+        let dir = tempfile::tempdir().unwrap();
+        let open = |config: HubConfig| {
+            MemoryHub::builder().data_dir(dir.path()).clock(clock.shared()).config(config).id_seed(6).open().unwrap()
+        };
+        let mut hub = open(HubConfig::default());
+        let born = Timestamp::from_secs(super::T0);
+        assert_eq!(hub.born(), born);
+        let starts = |hub: &MemoryHub| {
+            [
+                hub.hippocampus().config().trace.imprint_started_at(),
+                hub.atl().config().trace.imprint_started_at(),
+                hub.angular_gyrus().config().trace.imprint_started_at(),
+                hub.skills().config().rank.trace.imprint_started_at(),
+            ]
+        };
+        assert_eq!(starts(&hub), [Some(born); 4], "every layer shares the memory's window");
+        let early = hub.capture(NewEpisode::default()).unwrap();
+        let count = |hub: &MemoryHub, id| hub.hippocampus().peek(id).unwrap().meta().trace.reinforcement_count();
+        assert_eq!(count(&hub, early), 1, "a capture in the window starts with one reinforcement");
+        drop(hub);
+
+        // A week on, reopened: the same birth, the window closed.
+        clock.advance(days(7));
+        let mut hub = open(HubConfig::default());
+        assert_eq!((hub.born(), hub.imprint_active()), (born, false));
+        let late = hub.capture(NewEpisode::default()).unwrap();
+        assert_eq!(count(&hub, late), 0);
+        drop(hub);
+
+        // Without the hub's window, the layers have none.
+        let mut config = HubConfig::default();
+        config.imprint_window = false;
+        let hub = open(config);
+        assert_eq!(starts(&hub), [None; 4]);
+        assert!(!hub.imprint_active());
     }
 
     #[test]
