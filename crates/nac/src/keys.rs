@@ -240,7 +240,10 @@ mod tests {
         table.reserve(5000);
         assert!(table.slots.len() >= 10_000);
         for i in 0..1000u32 {
-            assert_eq!(table.get(LinkId::from_u64(u64::from(i).wrapping_mul(0x9E37_79B9_7F4A_7C15))), Some((i, 7)));
+            assert_eq!(
+                table.get(LinkId::from_u64(u64::from(i).wrapping_mul(0x9E37_79B9_7F4A_7C15))),
+                Some((i, 7))
+            );
         }
     }
 }

@@ -527,7 +527,8 @@ impl CausalLink {
 
     /// The pattern name of the link's promotion candidate: `"<event> → <outcome>"` (§8.4).
     pub fn pattern_name(&self) -> String {
-        let mut name = String::with_capacity(self.key.event_signature.len() + self.key.outcome_signature.len() + 5);
+        let mut name =
+            String::with_capacity(self.key.event_signature.len() + self.key.outcome_signature.len() + 5);
         name.push_str(&self.key.event_signature);
         name.push_str(" \u{2192} ");
         name.push_str(&self.key.outcome_signature);
@@ -570,7 +571,9 @@ impl CausalLink {
         if self.key.first_observed > self.last_observed {
             return Err("first observed after last observed".into());
         }
-        if LinkId::of(&self.key.event_signature, &self.key.outcome_signature, &self.key.context) != self.key.id {
+        if LinkId::of(&self.key.event_signature, &self.key.outcome_signature, &self.key.context)
+            != self.key.id
+        {
             return Err("id does not match the link's key".into());
         }
         Ok(())
@@ -619,6 +622,52 @@ mod tests {
         let mug: Map = [("object", Value::from("mug"))].into_iter().collect();
         let (id, check) = LinkId::with_check("tool:grasp", "tool:grasp:positive", &mug);
         assert_eq!((id.as_u64(), check), (GOLDEN_ID, GOLDEN_CHECK));
+    }
+
+    #[test]
+    fn a_link_is_written_as_the_flat_record_it_always_was() {
+        // Snapshots written before the hot/cold layout must load, and new ones must read
+        // the same: the record is every field in the original declaration order.
+        let mug: Map = [("object", Value::from("mug"))].into_iter().collect();
+        let at = Timestamp::from_secs(1_700_000_000);
+        let bounds = Bounds { history: 3, delays: 3, memory_ids: 3, observed_at: 3 };
+        let id = LinkId::of("tool:grasp", "ok", &mug);
+        let mut link = CausalLink::new(
+            id,
+            "tool",
+            "tool:grasp",
+            &mug,
+            "tool_result",
+            "ok",
+            Valence::Positive,
+            at,
+            bounds,
+        );
+        link.first_observation(1.5, Some(RecordId::from_u128(9)), at);
+        link.rescorla_wagner(Valence::Positive, 0.14);
+        let later = Timestamp::from_secs(1_700_000_060);
+        link.rescorla_wagner(Valence::Negative, 0.14);
+        link.record_observation(2.5, Valence::Negative, Some(RecordId::from_u128(10)), later);
+        // Postcard writes a struct and nested tuples as their fields one after another.
+        let flat = (
+            (id, "tool", "tool:grasp", &mug, "tool_result", "ok", link.valence, link.valence_score),
+            link.predicted_value,
+            link.last_rpe,
+            2u64,
+            link.confidence,
+            at,
+            later,
+            link.history.to_vec(),
+            vec![1.5, 2.5],
+            vec![RecordId::from_u128(9), RecordId::from_u128(10)],
+            vec![at, later],
+        );
+        let bytes = postcard::to_stdvec(&link).unwrap();
+        assert_eq!(bytes, postcard::to_stdvec(&flat).unwrap());
+        // Read back, it is the same link (its rings' bounds are the loading store's to set).
+        let back: CausalLink = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(postcard::to_stdvec(&back).unwrap(), bytes);
+        assert!(back.validate().is_ok());
     }
 
     const GOLDEN_ID: u64 = 360_648_557_601_532_613;

@@ -687,7 +687,9 @@ impl Nac {
                 (l.confidence * (0.5 + 0.5 * context_similarity(&l.key.context, context)), i)
             })
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| self.links[a.1].key.id.cmp(&self.links[b.1].key.id)));
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0).then_with(|| self.links[a.1].key.id.cmp(&self.links[b.1].key.id))
+        });
         scored
     }
 
