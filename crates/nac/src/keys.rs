@@ -201,9 +201,9 @@ mod tests {
                 let n = n as u32;
                 match s {
                     Step::Insert(id) => {
-                        if !model.contains_key(&id) {
+                        if let std::collections::hash_map::Entry::Vacant(e) = model.entry(id) {
                             table.insert(LinkId::from_u64(id), id ^ 0xabc, n);
-                            model.insert(id, (n, id ^ 0xabc));
+                            e.insert((n, id ^ 0xabc));
                         }
                     }
                     Step::Remove(id) => {
