@@ -1,8 +1,8 @@
 //! [`Nac`]: the store of causal links, how it learns from observations and outcomes, and
 //! how it predicts (`spec/maxim-reference.md` §8.2, §8.3).
 //!
-//! Links live in one flat vector; a hash map from [`LinkId`] (the hash of the link's key)
-//! to its position finds a link in one lookup, and a second map from the event signature's
+//! Links live in one flat vector; an open-addressed table from [`LinkId`] (the hash of the
+//! link's key) to its position and check hash finds a link in one slot, one cache line, and a second map from the event signature's
 //! hash lists the links of one event for prediction. An observation of a known link
 //! allocates nothing once the link's bounded histories are full.
 //!
@@ -404,8 +404,8 @@ pub(crate) enum Applied {
 
 /// The reward-learning store.
 ///
-/// Links live in one flat vector; a hash map from [`LinkId`] (the hash of the link's key)
-/// to its position finds a link in one lookup, and a second map from the event signature's
+/// Links live in one flat vector; an open-addressed table from [`LinkId`] (the hash of the
+/// link's key) to its position and check hash finds a link in one slot, one cache line, and a second map from the event signature's
 /// hash lists the links of one event for prediction. An observation of a known link
 /// allocates nothing once the link's bounded histories are full.
 ///
