@@ -143,7 +143,9 @@ pub(super) fn causal(n: usize, opts: &Options) -> Value {
         .collect();
     let owned_times: Vec<f64> = (0..opts.candidate_reps.max(1))
         .map(|_| {
-            block(|| std::hint::black_box(nac.get_promotion_candidates(0.6, 3).expect("valid thresholds")))
+            block(|| {
+                std::hint::black_box(nac.get_promotion_candidates(0.6, 3).expect("valid thresholds"));
+            })
         })
         .collect();
     let m = median(&blocks);
