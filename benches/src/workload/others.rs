@@ -121,9 +121,32 @@ pub(super) fn causal(n: usize, opts: &Options) -> Value {
         }
     }
     let nac = last.expect("at least one learner");
+    // The candidates are timed as the promoter reads them: lent borrowed, in the order and
+    // with the contents of the owned list (checked here, untimed), each one read.
+    let owned = nac.get_promotion_candidates(0.6, 3).expect("valid thresholds");
+    let mut lent = Vec::with_capacity(owned.len());
+    nac.for_each_promotion_candidate(0.6, 3, |c| lent.push(c.to_candidate())).expect("valid thresholds");
+    assert!(lent == owned, "the lent candidates are the owned ones, in order");
     let mut candidates = 0;
     let times: Vec<f64> = (0..opts.candidate_reps.max(1))
-        .map(|_| block(|| candidates = nac.get_promotion_candidates(0.6, 3).expect("valid thresholds").len()))
+        .map(|_| {
+            block(|| {
+                let mut read = 0.0;
+                candidates = nac
+                    .for_each_promotion_candidate(0.6, 3, |c| {
+                        read += c.confidence + c.observed_at.len() as f64 + c.pattern_name.len() as f64;
+                    })
+                    .expect("valid thresholds");
+                std::hint::black_box(read);
+            })
+        })
+        .collect();
+    let owned_times: Vec<f64> = (0..opts.candidate_reps.max(1))
+        .map(|_| {
+            block(|| {
+                std::hint::black_box(nac.get_promotion_candidates(0.6, 3).expect("valid thresholds"));
+            })
+        })
         .collect();
     let m = median(&blocks);
     json!({
@@ -133,6 +156,9 @@ pub(super) fn causal(n: usize, opts: &Options) -> Value {
         "us_per_observe_median": round(m * 1e6 / draws.len() as f64, 3),
         "links": nac.len(),
         "get_promotion_candidates_ms_median": round(median(&times) * 1e3, 3),
+        "get_promotion_candidates_owned_ms_median": round(median(&owned_times) * 1e3, 3),
+        "get_promotion_candidates_note": "lent borrowed (for_each_promotion_candidate), each candidate read; \
+            the owned figure builds every candidate as a PromotionCandidate",
         "promotion_candidates": candidates,
     })
 }

@@ -272,11 +272,7 @@ impl IpsGate {
     /// [`GateConfig::parallel_min_batch`] of them. The result is the same either way.
     pub fn judge_batch(&self, candidates: &[PromotionCandidate]) -> Vec<Judgement> {
         let _s = tracing::debug_span!("ips_judge_batch", n_candidates = candidates.len()).entered();
-        if candidates.len() >= self.config.parallel_min_batch.max(1) {
-            candidates.par_iter().map(|c| self.judge(c)).collect()
-        } else {
-            self.judge_batch_sequential(candidates)
-        }
+        self.batch(candidates, |c| self.judge(c))
     }
 
     /// Judges every candidate, in order, on the calling thread.
@@ -284,15 +280,44 @@ impl IpsGate {
         candidates.iter().map(|c| self.judge(c)).collect()
     }
 
+    /// [`judge_batch`](Self::judge_batch) of borrowed candidates (views of a source's
+    /// candidates, [`PromotionCandidate::as_view`]): the same judgements, nothing copied.
+    pub fn judge_views(&self, candidates: &[PromotionCandidateRef<'_>]) -> Vec<Judgement> {
+        let _s = tracing::debug_span!("ips_judge_views", n_candidates = candidates.len()).entered();
+        self.batch(candidates, |c| self.judge_view(c))
+    }
+
+    /// [`judge_views`](Self::judge_views) on the calling thread.
+    pub fn judge_views_sequential(&self, candidates: &[PromotionCandidateRef<'_>]) -> Vec<Judgement> {
+        candidates.iter().map(|c| self.judge_view(c)).collect()
+    }
+
     /// [`judge_batch`](Self::judge_batch) in the core's form.
     pub fn admit_batch(&self, candidates: &[PromotionCandidate]) -> Vec<GateDecision> {
         if candidates.len() >= self.config.parallel_min_batch.max(1) {
-            candidates.par_iter().map(|c| self.judge(c).to_decision()).collect()
+            candidates.par_iter().with_min_len(PARALLEL_CHUNK).map(|c| self.judge(c).to_decision()).collect()
         } else {
             candidates.iter().map(|c| self.judge(c).to_decision()).collect()
         }
     }
+
+    /// Judges `items` in order, over rayon's threads for a batch of at least
+    /// `parallel_min_batch`: each thread takes runs of at least [`PARALLEL_CHUNK`]
+    /// candidates and writes their judgements straight into their places in the one result
+    /// vector (no lock, no allocation per candidate: a judgement is a plain value and up to
+    /// [`STACK_VALUES`] times are sorted on the stack).
+    fn batch<T: Sync>(&self, items: &[T], judge: impl Fn(&T) -> Judgement + Sync + Send) -> Vec<Judgement> {
+        if items.len() >= self.config.parallel_min_batch.max(1) {
+            items.par_iter().with_min_len(PARALLEL_CHUNK).map(judge).collect()
+        } else {
+            items.iter().map(judge).collect()
+        }
+    }
 }
+
+/// Fewest candidates a thread judges in one run of a parallel batch (a judgement of 100
+/// times takes a few microseconds, so a run is long against the cost of handing it out).
+pub const PARALLEL_CHUNK: usize = 64;
 
 impl RandomnessGate for IpsGate {
     /// [`assess_randomness`](crate::assess_randomness) in the core's form. A series holding a

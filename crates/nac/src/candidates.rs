@@ -56,11 +56,11 @@ impl CausalLink {
     /// `valence`, `observation_count` (as in the original) and `link_id` (the id's bits).
     pub fn to_candidate(&self) -> PromotionCandidate {
         let mut metadata = BTreeMap::new();
-        metadata.insert("event_signature".to_owned(), MetaValue::Text(self.event_signature.clone()));
-        metadata.insert("outcome_signature".to_owned(), MetaValue::Text(self.outcome_signature.clone()));
+        metadata.insert("event_signature".to_owned(), MetaValue::Text(self.key.event_signature.clone()));
+        metadata.insert("outcome_signature".to_owned(), MetaValue::Text(self.key.outcome_signature.clone()));
         metadata.insert("valence".to_owned(), MetaValue::Text(self.valence.as_str().to_owned()));
         metadata.insert("observation_count".to_owned(), MetaValue::Count(self.observation_count));
-        metadata.insert("link_id".to_owned(), MetaValue::Count(self.id.as_u64()));
+        metadata.insert("link_id".to_owned(), MetaValue::Count(self.key.id.as_u64()));
         PromotionCandidate {
             pattern_name: self.pattern_name(),
             category: CAUSAL_PATTERN.to_owned(),
@@ -85,15 +85,15 @@ impl CausalLink {
     /// times lent from the link's rings.
     pub fn lend_candidate<R>(&self, name: &mut String, f: impl FnOnce(&PromotionCandidateRef<'_>) -> R) -> R {
         name.clear();
-        name.push_str(&self.event_signature);
+        name.push_str(&self.key.event_signature);
         name.push_str(" \u{2192} ");
-        name.push_str(&self.outcome_signature);
+        name.push_str(&self.key.outcome_signature);
         let metadata = [
-            ("event_signature", MetaValueRef::Text(&self.event_signature)),
-            ("outcome_signature", MetaValueRef::Text(&self.outcome_signature)),
+            ("event_signature", MetaValueRef::Text(&self.key.event_signature)),
+            ("outcome_signature", MetaValueRef::Text(&self.key.outcome_signature)),
             ("valence", MetaValueRef::Text(self.valence.as_str())),
             ("observation_count", MetaValueRef::Count(self.observation_count)),
-            ("link_id", MetaValueRef::Count(self.id.as_u64())),
+            ("link_id", MetaValueRef::Count(self.key.id.as_u64())),
         ];
         f(&PromotionCandidateRef {
             pattern_name: name,

@@ -59,6 +59,7 @@ mod config;
 pub mod context;
 mod error;
 pub mod journal;
+mod keys;
 mod link;
 mod persist;
 mod ring;

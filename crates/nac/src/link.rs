@@ -182,26 +182,144 @@ impl fmt::Display for LinkId {
 /// [`LinkId`] is the key's hash. Unlike the original, a link also keeps the times of its last
 /// observations ([`observed_at`](Self::observed_at)), which its promotion candidate carries so
 /// the randomness gate can judge their timing without asking the episodic layer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// In memory a link is four cache lines: what an observation updates (the learned value, the
+/// counts, the smoothed valence, the last time) in the first, its four histories' headers in
+/// the next two, and the key (names, context, id, first time) behind one pointer, since an
+/// observation of a known link never reads it. It serialises as one flat record of every
+/// field, as it always has.
+#[derive(Debug, Clone, PartialEq)]
+#[repr(C, align(64))]
 pub struct CausalLink {
+    pub(crate) predicted_value: f64,
+    pub(crate) last_rpe: f64,
+    pub(crate) observation_count: u64,
+    pub(crate) confidence: f64,
+    pub(crate) valence_score: f64,
+    pub(crate) last_observed: Timestamp,
+    pub(crate) key: Box<LinkKey>,
+    pub(crate) valence: Valence,
+    pub(crate) history: Ring<f64>,
+    pub(crate) delays: Ring<f64>,
+    pub(crate) memory_ids: Ring<RecordId>,
+    pub(crate) observed_at: Ring<Timestamp>,
+}
+
+/// What a link is about and when it began: read when it is created, found by name,
+/// predicted from or offered for promotion, never by an observation of a known link.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LinkKey {
     pub(crate) id: LinkId,
     pub(crate) event_type: String,
     pub(crate) event_signature: String,
     pub(crate) context: Map,
     pub(crate) outcome_type: String,
     pub(crate) outcome_signature: String,
-    pub(crate) valence: Valence,
-    pub(crate) valence_score: f64,
-    pub(crate) predicted_value: f64,
-    pub(crate) last_rpe: f64,
-    pub(crate) observation_count: u64,
-    pub(crate) confidence: f64,
     pub(crate) first_observed: Timestamp,
-    pub(crate) last_observed: Timestamp,
-    pub(crate) history: Ring<f64>,
-    pub(crate) delays: Ring<f64>,
-    pub(crate) memory_ids: Ring<RecordId>,
-    pub(crate) observed_at: Ring<Timestamp>,
+}
+
+/// A link as it is written: every field in one flat record, in the order links have always
+/// been saved and journaled, so the layout in memory is free to change.
+#[derive(Serialize)]
+#[serde(rename = "CausalLink")]
+struct LinkOut<'a> {
+    id: LinkId,
+    event_type: &'a str,
+    event_signature: &'a str,
+    context: &'a Map,
+    outcome_type: &'a str,
+    outcome_signature: &'a str,
+    valence: Valence,
+    valence_score: f64,
+    predicted_value: f64,
+    last_rpe: f64,
+    observation_count: u64,
+    confidence: f64,
+    first_observed: Timestamp,
+    last_observed: Timestamp,
+    history: &'a Ring<f64>,
+    delays: &'a Ring<f64>,
+    memory_ids: &'a Ring<RecordId>,
+    observed_at: &'a Ring<Timestamp>,
+}
+
+/// A link as it is read: [`LinkOut`]'s record, owned.
+#[derive(Deserialize)]
+#[serde(rename = "CausalLink")]
+struct LinkIn {
+    id: LinkId,
+    event_type: String,
+    event_signature: String,
+    context: Map,
+    outcome_type: String,
+    outcome_signature: String,
+    valence: Valence,
+    valence_score: f64,
+    predicted_value: f64,
+    last_rpe: f64,
+    observation_count: u64,
+    confidence: f64,
+    first_observed: Timestamp,
+    last_observed: Timestamp,
+    history: Ring<f64>,
+    delays: Ring<f64>,
+    memory_ids: Ring<RecordId>,
+    observed_at: Ring<Timestamp>,
+}
+
+impl Serialize for CausalLink {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let k = &*self.key;
+        LinkOut {
+            id: k.id,
+            event_type: &k.event_type,
+            event_signature: &k.event_signature,
+            context: &k.context,
+            outcome_type: &k.outcome_type,
+            outcome_signature: &k.outcome_signature,
+            valence: self.valence,
+            valence_score: self.valence_score,
+            predicted_value: self.predicted_value,
+            last_rpe: self.last_rpe,
+            observation_count: self.observation_count,
+            confidence: self.confidence,
+            first_observed: k.first_observed,
+            last_observed: self.last_observed,
+            history: &self.history,
+            delays: &self.delays,
+            memory_ids: &self.memory_ids,
+            observed_at: &self.observed_at,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for CausalLink {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let l = LinkIn::deserialize(deserializer)?;
+        Ok(Self {
+            predicted_value: l.predicted_value,
+            last_rpe: l.last_rpe,
+            observation_count: l.observation_count,
+            confidence: l.confidence,
+            valence_score: l.valence_score,
+            last_observed: l.last_observed,
+            key: Box::new(LinkKey {
+                id: l.id,
+                event_type: l.event_type,
+                event_signature: l.event_signature,
+                context: l.context,
+                outcome_type: l.outcome_type,
+                outcome_signature: l.outcome_signature,
+                first_observed: l.first_observed,
+            }),
+            valence: l.valence,
+            history: l.history,
+            delays: l.delays,
+            memory_ids: l.memory_ids,
+            observed_at: l.observed_at,
+        })
+    }
 }
 
 /// The bounds of a link's histories.
@@ -229,19 +347,21 @@ impl CausalLink {
         bounds: Bounds,
     ) -> Self {
         Self {
-            id,
-            event_type: event_type.to_owned(),
-            event_signature: event_signature.to_owned(),
-            context: context.clone(),
-            outcome_type: outcome_type.to_owned(),
-            outcome_signature: outcome_signature.to_owned(),
+            key: Box::new(LinkKey {
+                id,
+                event_type: event_type.to_owned(),
+                event_signature: event_signature.to_owned(),
+                context: context.clone(),
+                outcome_type: outcome_type.to_owned(),
+                outcome_signature: outcome_signature.to_owned(),
+                first_observed: at,
+            }),
             valence,
             valence_score: valence.scale(),
             predicted_value: 0.5,
             last_rpe: 0.0,
             observation_count: 1,
             confidence: 0.5,
-            first_observed: at,
             last_observed: at,
             history: Ring::new(bounds.history),
             delays: Ring::new(bounds.delays),
@@ -302,37 +422,37 @@ impl CausalLink {
 
     /// The check hash of the link's key (see [`LinkId::with_check`]).
     pub(crate) fn key_check(&self) -> u64 {
-        LinkId::with_check(&self.event_signature, &self.outcome_signature, &self.context).1
+        LinkId::with_check(&self.key.event_signature, &self.key.outcome_signature, &self.key.context).1
     }
 
     /// The link's id.
     pub fn id(&self) -> LinkId {
-        self.id
+        self.key.id
     }
 
     /// The event's type (`tool`, `user_input`, `temporal`, `state_change`, ...).
     pub fn event_type(&self) -> &str {
-        &self.event_type
+        &self.key.event_type
     }
 
     /// The event's signature (`tool:grasp`).
     pub fn event_signature(&self) -> &str {
-        &self.event_signature
+        &self.key.event_signature
     }
 
     /// The context the event happened in (part of the key).
     pub fn context(&self) -> &Map {
-        &self.context
+        &self.key.context
     }
 
     /// The outcome's type.
     pub fn outcome_type(&self) -> &str {
-        &self.outcome_type
+        &self.key.outcome_type
     }
 
     /// The outcome's signature (`tool:grasp:positive`).
     pub fn outcome_signature(&self) -> &str {
-        &self.outcome_signature
+        &self.key.outcome_signature
     }
 
     /// The outcome's smoothed valence.
@@ -367,7 +487,7 @@ impl CausalLink {
 
     /// When the link was first observed.
     pub fn first_observed(&self) -> Timestamp {
-        self.first_observed
+        self.key.first_observed
     }
 
     /// When it was last observed.
@@ -407,24 +527,25 @@ impl CausalLink {
 
     /// The pattern name of the link's promotion candidate: `"<event> → <outcome>"` (§8.4).
     pub fn pattern_name(&self) -> String {
-        let mut name = String::with_capacity(self.event_signature.len() + self.outcome_signature.len() + 5);
-        name.push_str(&self.event_signature);
+        let mut name =
+            String::with_capacity(self.key.event_signature.len() + self.key.outcome_signature.len() + 5);
+        name.push_str(&self.key.event_signature);
         name.push_str(" \u{2192} ");
-        name.push_str(&self.outcome_signature);
+        name.push_str(&self.key.outcome_signature);
         name
     }
 
     /// Checks a link read from a file: names, finite numbers in range, consistent counts.
     pub(crate) fn validate(&self) -> Result<(), String> {
         for (field, name) in [
-            ("event_type", &self.event_type),
-            ("event_signature", &self.event_signature),
-            ("outcome_type", &self.outcome_type),
-            ("outcome_signature", &self.outcome_signature),
+            ("event_type", &self.key.event_type),
+            ("event_signature", &self.key.event_signature),
+            ("outcome_type", &self.key.outcome_type),
+            ("outcome_signature", &self.key.outcome_signature),
         ] {
             crate::context::check_name(field, name).map_err(|e| e.to_string())?;
         }
-        crate::context::check_context("context", &self.context).map_err(|e| e.to_string())?;
+        crate::context::check_context("context", &self.key.context).map_err(|e| e.to_string())?;
         let unit = |field: &str, v: f64| {
             if v.is_finite() && (0.0..=1.0).contains(&v) {
                 Ok(())
@@ -447,10 +568,12 @@ impl CausalLink {
         if let Some(d) = self.delays.iter().find(|d| !(d.is_finite() && **d >= 0.0)) {
             return Err(format!("delay {d} is not a finite number >= 0"));
         }
-        if self.first_observed > self.last_observed {
+        if self.key.first_observed > self.last_observed {
             return Err("first observed after last observed".into());
         }
-        if LinkId::of(&self.event_signature, &self.outcome_signature, &self.context) != self.id {
+        if LinkId::of(&self.key.event_signature, &self.key.outcome_signature, &self.key.context)
+            != self.key.id
+        {
             return Err("id does not match the link's key".into());
         }
         Ok(())
@@ -499,6 +622,52 @@ mod tests {
         let mug: Map = [("object", Value::from("mug"))].into_iter().collect();
         let (id, check) = LinkId::with_check("tool:grasp", "tool:grasp:positive", &mug);
         assert_eq!((id.as_u64(), check), (GOLDEN_ID, GOLDEN_CHECK));
+    }
+
+    #[test]
+    fn a_link_is_written_as_the_flat_record_it_always_was() {
+        // Snapshots written before the hot/cold layout must load, and new ones must read
+        // the same: the record is every field in the original declaration order.
+        let mug: Map = [("object", Value::from("mug"))].into_iter().collect();
+        let at = Timestamp::from_secs(1_700_000_000);
+        let bounds = Bounds { history: 3, delays: 3, memory_ids: 3, observed_at: 3 };
+        let id = LinkId::of("tool:grasp", "ok", &mug);
+        let mut link = CausalLink::new(
+            id,
+            "tool",
+            "tool:grasp",
+            &mug,
+            "tool_result",
+            "ok",
+            Valence::Positive,
+            at,
+            bounds,
+        );
+        link.first_observation(1.5, Some(RecordId::from_u128(9)), at);
+        link.rescorla_wagner(Valence::Positive, 0.14);
+        let later = Timestamp::from_secs(1_700_000_060);
+        link.rescorla_wagner(Valence::Negative, 0.14);
+        link.record_observation(2.5, Valence::Negative, Some(RecordId::from_u128(10)), later);
+        // Postcard writes a struct and nested tuples as their fields one after another.
+        let flat = (
+            (id, "tool", "tool:grasp", &mug, "tool_result", "ok", link.valence, link.valence_score),
+            link.predicted_value,
+            link.last_rpe,
+            2u64,
+            link.confidence,
+            at,
+            later,
+            link.history.to_vec(),
+            vec![1.5, 2.5],
+            vec![RecordId::from_u128(9), RecordId::from_u128(10)],
+            vec![at, later],
+        );
+        let bytes = postcard::to_stdvec(&link).unwrap();
+        assert_eq!(bytes, postcard::to_stdvec(&flat).unwrap());
+        // Read back, it is the same link (its rings' bounds are the loading store's to set).
+        let back: CausalLink = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(postcard::to_stdvec(&back).unwrap(), bytes);
+        assert!(back.validate().is_ok());
     }
 
     const GOLDEN_ID: u64 = 360_648_557_601_532_613;

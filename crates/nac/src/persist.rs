@@ -208,9 +208,9 @@ impl Nac {
         let mut seen = FxHashSet::default();
         let mut links = snap.links;
         for link in &mut links {
-            link.validate().map_err(|e| corrupt(path, format!("link {}: {e}", link.id)))?;
-            if !seen.insert(link.id) {
-                return Err(corrupt(path, format!("link {} appears twice", link.id)));
+            link.validate().map_err(|e| corrupt(path, format!("link {}: {e}", link.key.id)))?;
+            if !seen.insert(link.key.id) {
+                return Err(corrupt(path, format!("link {} appears twice", link.key.id)));
             }
             link.history.set_capacity(self.config.max_history);
             link.delays.set_capacity(self.config.max_delays);
@@ -224,7 +224,7 @@ impl Nac {
                 b.confidence
                     .total_cmp(&a.confidence)
                     .then(b.last_observed.cmp(&a.last_observed))
-                    .then(b.id.cmp(&a.id))
+                    .then_with(|| b.key.id.cmp(&a.key.id))
             });
             counters.evictions += (links.len() - self.config.max_links) as u64;
             links.truncate(self.config.max_links);
@@ -266,6 +266,7 @@ impl Nac {
     fn install(&mut self, r: Rebuilt) {
         self.links = Vec::with_capacity(r.links.len());
         self.by_id.clear();
+        self.by_id.reserve(r.links.len());
         self.by_event.clear();
         for link in r.links {
             let check = link.key_check();

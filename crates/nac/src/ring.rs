@@ -25,23 +25,29 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct Ring<T> {
     buf: Vec<T>,
     /// Position of the oldest value once the ring is full (0 before).
-    head: usize,
-    cap: usize,
+    head: u32,
+    /// Most values kept (the header is 32 bytes, so a link's four rings fill two cache lines).
+    cap: u32,
+}
+
+/// A bound as the ring keeps it: at least one, at most `u32::MAX`.
+fn bound(cap: usize) -> u32 {
+    u32::try_from(cap.max(1)).unwrap_or(u32::MAX)
 }
 
 impl<T: Clone> Ring<T> {
     /// An empty ring keeping at most `cap` values (at least one).
     pub fn new(cap: usize) -> Self {
-        Self { buf: Vec::new(), head: 0, cap: cap.max(1) }
+        Self { buf: Vec::new(), head: 0, cap: bound(cap) }
     }
 
     /// Appends `value`, forgetting the oldest when the ring is full.
     #[inline]
     pub fn push(&mut self, value: T) {
-        if self.buf.len() < self.cap {
+        if self.buf.len() < self.cap as usize {
             self.buf.push(value);
         } else {
-            self.buf[self.head] = value;
+            self.buf[self.head as usize] = value;
             self.head += 1;
             if self.head == self.cap {
                 self.head = 0;
@@ -61,12 +67,12 @@ impl<T: Clone> Ring<T> {
 
     /// Most values kept.
     pub fn capacity(&self) -> usize {
-        self.cap
+        self.cap as usize
     }
 
     /// The values, oldest first.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> + Clone {
-        let (newer, older) = self.buf.split_at(self.head);
+        let (newer, older) = self.buf.split_at(self.head as usize);
         older.iter().chain(newer.iter())
     }
 
@@ -77,19 +83,19 @@ impl<T: Clone> Ring<T> {
         } else if self.head == 0 {
             self.buf.last()
         } else {
-            self.buf.get(self.head - 1)
+            self.buf.get(self.head as usize - 1)
         }
     }
 
     /// The values, oldest first, lent as the ring's two halves (no copy).
     pub fn as_split(&self) -> SplitSlice<'_, T> {
-        let (newer, older) = self.buf.split_at(self.head);
+        let (newer, older) = self.buf.split_at(self.head as usize);
         SplitSlice::new(older, newer)
     }
 
     /// The values, oldest first, as a new vector (two slice copies).
     pub fn to_vec(&self) -> Vec<T> {
-        let (newer, older) = self.buf.split_at(self.head);
+        let (newer, older) = self.buf.split_at(self.head as usize);
         let mut out = Vec::with_capacity(self.buf.len());
         out.extend_from_slice(older);
         out.extend_from_slice(newer);
@@ -107,10 +113,10 @@ impl<T: Clone> Ring<T> {
 
     /// Changes the bound to `cap` (at least one), keeping the newest values.
     pub fn set_capacity(&mut self, cap: usize) {
-        let cap = cap.max(1);
+        let cap = bound(cap);
         let mut values = self.to_vec();
-        if values.len() > cap {
-            values.drain(..values.len() - cap);
+        if values.len() > cap as usize {
+            values.drain(..values.len() - cap as usize);
         }
         self.buf = values;
         self.head = 0;
@@ -119,9 +125,9 @@ impl<T: Clone> Ring<T> {
 
     /// A ring of bound `cap` holding the newest values of `values` (oldest first).
     pub(crate) fn from_vec(mut values: Vec<T>, cap: usize) -> Self {
-        let cap = cap.max(1);
-        if values.len() > cap {
-            values.drain(..values.len() - cap);
+        let cap = bound(cap);
+        if values.len() > cap as usize {
+            values.drain(..values.len() - cap as usize);
         }
         Self { buf: values, head: 0, cap }
     }

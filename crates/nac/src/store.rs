@@ -1,8 +1,8 @@
 //! [`Nac`]: the store of causal links, how it learns from observations and outcomes, and
 //! how it predicts (`spec/maxim-reference.md` §8.2, §8.3).
 //!
-//! Links live in one flat vector; a hash map from [`LinkId`] (the hash of the link's key)
-//! to its position finds a link in one lookup, and a second map from the event signature's
+//! Links live in one flat vector; an open-addressed table from [`LinkId`] (the hash of the
+//! link's key) to its position and check hash finds a link in one slot, one cache line, and a second map from the event signature's
 //! hash lists the links of one event for prediction. An observation of a known link
 //! allocates nothing once the link's bounded histories are full.
 //!
@@ -45,6 +45,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::NacConfig;
 use crate::context::{check_context, check_name, context_similarity, same_context, text_hash};
 use crate::error::{Error, Result};
+use crate::keys::KeyTable;
 use crate::link::{Bounds, CausalLink, LinkId, Valence};
 
 /// The id of an event recorded with [`Nac::record_event`] and waiting for its outcome.
@@ -403,8 +404,8 @@ pub(crate) enum Applied {
 
 /// The reward-learning store.
 ///
-/// Links live in one flat vector; a hash map from [`LinkId`] (the hash of the link's key)
-/// to its position finds a link in one lookup, and a second map from the event signature's
+/// Links live in one flat vector; an open-addressed table from [`LinkId`] (the hash of the
+/// link's key) to its position and check hash finds a link in one slot, one cache line, and a second map from the event signature's
 /// hash lists the links of one event for prediction. An observation of a known link
 /// allocates nothing once the link's bounded histories are full.
 ///
@@ -416,8 +417,8 @@ pub struct Nac {
     pub(crate) clock: SharedClock,
     pub(crate) alpha: f64,
     pub(crate) links: Vec<CausalLink>,
-    /// Each link's position and the check hash of its key, in one entry (one cache miss).
-    pub(crate) by_id: FxHashMap<LinkId, (u32, u64)>,
+    /// Each link's position and the check hash of its key, in one slot (one cache line).
+    pub(crate) by_id: KeyTable,
     pub(crate) by_event: FxHashMap<u64, Vec<u32>>,
     pub(crate) pending: VecDeque<PendingEvent>,
     pub(crate) next_event: u64,
@@ -485,7 +486,7 @@ impl NacBuilder {
             config: self.config.clone(),
             clock: self.clock.clone().unwrap_or_else(SystemClock::shared),
             links: Vec::new(),
-            by_id: FxHashMap::default(),
+            by_id: KeyTable::default(),
             by_event: FxHashMap::default(),
             pending: VecDeque::new(),
             next_event: 1,
@@ -559,7 +560,7 @@ impl Nac {
 
     /// The link `id`.
     pub fn link(&self, id: LinkId) -> Option<&CausalLink> {
-        self.by_id.get(&id).map(|&(i, _)| &self.links[i as usize])
+        self.by_id.get(id).map(|(i, _)| &self.links[i as usize])
     }
 
     /// The link keyed by `event_signature`, `outcome_signature` and `context`.
@@ -570,9 +571,9 @@ impl Nac {
         context: &Map,
     ) -> Option<&CausalLink> {
         self.link(LinkId::of(event_signature, outcome_signature, context)).filter(|l| {
-            l.event_signature == event_signature
-                && l.outcome_signature == outcome_signature
-                && same_context(&l.context, context)
+            l.key.event_signature == event_signature
+                && l.key.outcome_signature == outcome_signature
+                && same_context(&l.key.context, context)
         })
     }
 
@@ -583,7 +584,7 @@ impl Nac {
             .into_iter()
             .flatten()
             .map(|&i| &self.links[i as usize])
-            .filter(move |l| l.event_signature == signature)
+            .filter(move |l| l.key.event_signature == signature)
     }
 
     /// The links whose smoothed valence is `valence`.
@@ -614,12 +615,12 @@ impl Nac {
             .iter()
             .filter(|l| l.confidence >= min_confidence)
             .filter(|l| {
-                let event = l.event_signature.to_lowercase();
-                let outcome = l.outcome_signature.to_lowercase();
+                let event = l.key.event_signature.to_lowercase();
+                let outcome = l.key.outcome_signature.to_lowercase();
                 keys.iter().any(|k| event.contains(k.as_str()) || outcome.contains(k.as_str()))
             })
             .collect();
-        found.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then(a.id.cmp(&b.id)));
+        found.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then_with(|| a.key.id.cmp(&b.key.id)));
         found
     }
 
@@ -665,7 +666,7 @@ impl Nac {
         let scored = self.scored_links(signature, context);
         scored
             .iter()
-            .map(|&(score, i)| Self::prediction_of(&self.links[i], score, vec![self.links[i].id]))
+            .map(|&(score, i)| Self::prediction_of(&self.links[i], score, vec![self.links[i].key.id]))
             .collect()
     }
 
@@ -679,14 +680,16 @@ impl Nac {
             .map(|&i| i as usize)
             .filter(|&i| {
                 let l = &self.links[i];
-                l.event_signature == signature && l.confidence >= threshold
+                l.key.event_signature == signature && l.confidence >= threshold
             })
             .map(|i| {
                 let l = &self.links[i];
-                (l.confidence * (0.5 + 0.5 * context_similarity(&l.context, context)), i)
+                (l.confidence * (0.5 + 0.5 * context_similarity(&l.key.context, context)), i)
             })
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| self.links[a.1].id.cmp(&self.links[b.1].id)));
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0).then_with(|| self.links[a.1].key.id.cmp(&self.links[b.1].key.id))
+        });
         scored
     }
 
@@ -697,7 +700,7 @@ impl Nac {
             DelayEstimate { mean, lower: quantile(&sorted, 0.1), upper: quantile(&sorted, 0.9) }
         });
         Prediction {
-            outcome: Some((link.outcome_type.clone(), link.outcome_signature.clone())),
+            outcome: Some((link.key.outcome_type.clone(), link.key.outcome_signature.clone())),
             valence: link.valence,
             value: link.predicted_value,
             confidence: score,
@@ -714,7 +717,7 @@ impl Nac {
     pub fn predict(&self, event_type: &str, signature: &str, context: &Map) -> Option<Prediction> {
         let scored = self.scored_links(signature, context);
         if let Some(&(score, best)) = scored.first() {
-            let links = scored.iter().take(5).map(|&(_, i)| self.links[i].id).collect();
+            let links = scored.iter().take(5).map(|&(_, i)| self.links[i].key.id).collect();
             return Some(Self::prediction_of(&self.links[best], score, links));
         }
         let prior = self.prior(event_type, signature)?;
@@ -741,9 +744,9 @@ impl Nac {
         check_delay(o.delay_secs)?;
         check_context("context", o.context)?;
         let (link, check) = LinkId::with_check(o.event_signature, o.outcome_signature, o.context);
-        match self.by_id.get(&link) {
-            Some(&(_, held)) if held != check => Err(Error::LinkIdCollision { id: link }),
-            found => Ok((link, check, found.map(|&(i, _)| i))),
+        match self.by_id.get(link) {
+            Some((_, held)) if held != check => Err(Error::LinkIdCollision { id: link }),
+            found => Ok((link, check, found.map(|(i, _)| i))),
         }
     }
 
@@ -765,8 +768,8 @@ impl Nac {
 
     /// Refuses a key whose id is held by a link of another key (their check hashes differ).
     fn check_collision(&self, id: LinkId, check: u64) -> Result<()> {
-        match self.by_id.get(&id) {
-            Some(&(_, held)) if held != check => Err(Error::LinkIdCollision { id }),
+        match self.by_id.get(id) {
+            Some((_, held)) if held != check => Err(Error::LinkIdCollision { id }),
             _ => Ok(()),
         }
     }
@@ -930,7 +933,7 @@ impl Nac {
     /// Removes the link `id` and returns it.
     pub fn remove_link(&mut self, id: LinkId) -> Result<CausalLink> {
         let _s = tracing::debug_span!("nac_remove_link", %id).entered();
-        if !self.by_id.contains_key(&id) {
+        if !self.by_id.contains(id) {
             return Err(Error::UnknownLink { id });
         }
         match self.commit(Op::RemoveLink { id })? {
@@ -1011,8 +1014,8 @@ impl Nac {
                 }
                 Applied::Count(n)
             }
-            Op::RemoveLink { id } => match self.by_id.get(&id) {
-                Some(&(i, _)) => {
+            Op::RemoveLink { id } => match self.by_id.get(id) {
+                Some((i, _)) => {
                     self.counters.links_removed += 1;
                     Applied::Removed(Box::new(self.remove_at(i as usize)))
                 }
@@ -1038,7 +1041,7 @@ impl Nac {
     #[inline]
     fn apply_observe(&mut self, o: &ObserveOp<'_>, at: Timestamp) -> Observed {
         self.counters.total_observations += 1;
-        if let Some(&(i, _)) = self.by_id.get(&o.link) {
+        if let Some((i, _)) = self.by_id.get(o.link) {
             return self.learn_at(i, o.link, o.valence, o.delay_secs, o.memory_id, at);
         }
         let evicted = (self.links.len() >= self.config.max_links).then(|| self.evict_one());
@@ -1081,8 +1084,8 @@ impl Nac {
     /// Adds `link` (its id is not held) to the vector and both indexes.
     pub(crate) fn insert(&mut self, link: CausalLink, check: u64) {
         let i = self.links.len() as u32;
-        self.by_id.insert(link.id, (i, check));
-        self.by_event.entry(text_hash(&link.event_signature)).or_default().push(i);
+        self.by_id.insert(link.key.id, check, i);
+        self.by_event.entry(text_hash(&link.key.event_signature)).or_default().push(i);
         self.links.push(link);
     }
 
@@ -1090,8 +1093,8 @@ impl Nac {
     fn remove_at(&mut self, i: usize) -> CausalLink {
         let last = self.links.len() - 1;
         let removed = self.links.swap_remove(i);
-        self.by_id.remove(&removed.id);
-        let key = text_hash(&removed.event_signature);
+        self.by_id.remove(removed.key.id);
+        let key = text_hash(&removed.key.event_signature);
         if let Some(list) = self.by_event.get_mut(&key) {
             list.retain(|&j| j as usize != i);
             if list.is_empty() {
@@ -1100,10 +1103,8 @@ impl Nac {
         }
         if i != last {
             let moved = &self.links[i];
-            if let Some(entry) = self.by_id.get_mut(&moved.id) {
-                entry.0 = i as u32;
-            }
-            if let Some(list) = self.by_event.get_mut(&text_hash(&moved.event_signature))
+            self.by_id.set_pos(moved.key.id, i as u32);
+            if let Some(list) = self.by_event.get_mut(&text_hash(&moved.key.event_signature))
                 && let Some(slot) = list.iter_mut().find(|j| **j as usize == last)
             {
                 *slot = i as u32;
@@ -1122,12 +1123,12 @@ impl Nac {
                 a.confidence
                     .total_cmp(&b.confidence)
                     .then(a.last_observed.cmp(&b.last_observed))
-                    .then(a.id.cmp(&b.id))
+                    .then_with(|| a.key.id.cmp(&b.key.id))
             })
             .map(|(i, _)| i)
             .expect("a full store holds a link");
         self.counters.evictions += 1;
-        self.remove_at(victim).id
+        self.remove_at(victim).key.id
     }
 }
 
@@ -1146,7 +1147,7 @@ mod tests {
         let obs = Observation::new("tool", "tool:grasp", "r", "ok", Valence::Positive);
         let id = nac.observe(&obs).unwrap().link;
         // Pretend another key holds this id: its check hash differs.
-        nac.by_id.get_mut(&id).unwrap().1 ^= 1;
+        nac.by_id.corrupt_check(id, 1);
         let err = nac.observe(&obs).unwrap_err();
         assert!(matches!(err, Error::LinkIdCollision { id: got } if got == id));
         assert_eq!(nac.link(id).unwrap().observation_count(), 1);

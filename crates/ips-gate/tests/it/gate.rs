@@ -182,6 +182,12 @@ fn parallel_batches_agree_with_sequential_ones() {
     let parallel = gate.judge_batch(&candidates);
     let sequential = gate.judge_batch_sequential(&candidates);
     assert_eq!(parallel, sequential);
+    // Borrowed views are judged the same, in parallel and on one thread.
+    let views: Vec<_> = candidates.iter().map(PromotionCandidate::as_view).collect();
+    assert_eq!(gate.judge_views(&views), sequential);
+    assert_eq!(gate.judge_views_sequential(&views), sequential);
+    // Below the batch size, on the calling thread: the same again.
+    assert_eq!(gate.judge_views(&views[..100]), sequential[..100]);
     let decisions = gate.admit_batch(&candidates);
     assert_eq!(decisions.len(), candidates.len());
     for (d, j) in decisions.iter().zip(&sequential) {
