@@ -5,7 +5,7 @@
 //!   and over the knowledge records' names and definitions (the hub's own index of concepts,
 //!   mathematical records and skills, kept in step with every write the hub makes);
 //! - **semantic**: the episodic layer's embedder (the IDF-weighted hash embedder by default,
-//!   or the user's model), when it has one, re-scoring the lexical shortlist (the best 200
+//!   or the user's model), when it has one, re-scoring the lexical shortlist (the best 50
 //!   episodes by BM25), so a query's cost does not grow with the store;
 //! - **entities**: structure that reaches across sessions — the concepts the best lexical hits
 //!   are instances of, and the concepts the query names, lead to the other episodes that are
@@ -61,7 +61,7 @@ pub struct RecallOptions {
     pub neighbours: bool,
     /// The query expanded with the best hits' rarest words (default on).
     pub expansion: bool,
-    /// How many of the best lexical candidates the embedder re-scores (default 100): the
+    /// How many of the best lexical candidates the embedder re-scores (default 50): the
     /// semantic evidence is found among them, so its cost follows this, not the store.
     pub semantic_candidates: usize,
 }
@@ -161,7 +161,7 @@ const DEPTH: usize = 50;
 const SEEDS: usize = 5;
 /// Lexical candidates the embedder re-scores (the semantic evidence is found among them,
 /// so its cost does not grow with the store).
-const SHORTLIST: usize = 100;
+const SHORTLIST: usize = 50;
 /// A concept instanced by more episodes than this leads nowhere (a speaker, a room).
 const MAX_ENTITY_DEGREE: usize = 400;
 /// Nor does one instanced by more than this share of all episodes (when it has more than
