@@ -9,11 +9,21 @@
 //!   `recall(query)` (every layer) and tantivy only (ingesting 10^5 turns for every strategy
 //!   would take the bench minutes of setup; the ingest cost per turn is the 10^4 figure).
 //!
+//! `RETRIEVAL_STRATEGIES=hub,tantivy` (the evaluation's keys) and `RETRIEVAL_SIZES=10000`
+//! (comma lists) set up only those retrievers and sizes: the setup fills every retriever
+//! whatever criterion's filter says.
+//!
+//! Before each query benchmark, the bench runs the questions in turn (at least
+//! [`CPU_QUERIES`] queries) and prints the CPU time its own thread spent per query (mean) and
+//! the wall-clock p50 and p90 of single queries: on a shared machine the CPU time is the
+//! steady figure, the wall clock grows with the other processes' load.
+//!
 //! The strategies are those of `maxim_benches::eval::strategies` (the retrieval
 //! evaluation's), so this measures the very code whose recall `cargo xtask eval retrieval`
 //! reports. Run with `cargo bench -p maxim-benches --bench retrieval`.
 
 use std::hint::black_box;
+use std::time::Instant;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use maxim_benches::dialogue::{DialogueConfig, Question, Turn, generate};
@@ -41,9 +51,18 @@ fn filled(make: &dyn Fn() -> Box<dyn Retriever>, turns: &[Turn]) -> Box<dyn Retr
 }
 
 fn retrieval(c: &mut Criterion) {
+    let only = |var: &str| std::env::var(var).ok().map(|v| v.split(',').map(str::to_owned).collect());
+    let (keys, sizes): (Option<Vec<String>>, Option<Vec<String>>) =
+        (only("RETRIEVAL_STRATEGIES"), only("RETRIEVAL_SIZES"));
     for n in [600, 10_000, 100_000] {
+        if sizes.as_ref().is_some_and(|s| !s.contains(&n.to_string())) {
+            continue;
+        }
         let (turns, questions) = dialogue(n);
         for strategy in strategies() {
+            if keys.as_ref().is_some_and(|k| !k.iter().any(|k| k == strategy.key)) {
+                continue;
+            }
             let make = || strategy.make().expect("a retriever");
             let name = make().name();
             if n == 100_000 && name != "hub" && !name.starts_with("tantivy") {
@@ -54,6 +73,7 @@ fn retrieval(c: &mut Criterion) {
             }
 
             let r = filled(&make, &turns);
+            print_cpu(&name, n, r.as_ref(), &questions);
             let mut i = 0;
             let mut group = c.benchmark_group("retrieval_query");
             group.bench_function(BenchmarkId::new(&name, n), |b| {
@@ -65,6 +85,38 @@ fn retrieval(c: &mut Criterion) {
             group.finish();
         }
     }
+}
+
+/// Queries run for the printed CPU time per query.
+const CPU_QUERIES: usize = 1_000;
+
+/// The CPU time this thread has run, in nanoseconds (Linux; 0 elsewhere).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Runs the questions in turn (at least [`CPU_QUERIES`] queries, top 10) and prints the
+/// thread's CPU time per query and the wall-clock p50 and p90 of single queries.
+fn print_cpu(name: &str, n: usize, r: &dyn Retriever, questions: &[Question]) {
+    let runs = CPU_QUERIES.max(questions.len());
+    let mut walls: Vec<f64> = Vec::with_capacity(runs);
+    let cpu_start = thread_cpu_ns();
+    for i in 0..runs {
+        let start = Instant::now();
+        black_box(r.query(black_box(&questions[i % questions.len()].text), 10).expect("query"));
+        walls.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    let cpu = (thread_cpu_ns() - cpu_start) as f64 / 1e3 / runs as f64;
+    walls.sort_by(f64::total_cmp);
+    eprintln!(
+        "retrieval_query/{name}/{n}: thread CPU {cpu:.1} µs/query (mean of {runs}); \
+         wall p50 {:.1} µs, p90 {:.1} µs",
+        walls[runs / 2],
+        walls[runs * 9 / 10]
+    );
 }
 
 /// The ingest of `turns` into a fresh retriever, commit included, per turn.

@@ -296,7 +296,8 @@ impl VectorIndex {
             return Ok(Vec::new());
         }
         let mut best = BestK::new(k.min(candidates.len()));
-        let mut seen = std::collections::HashSet::with_capacity(candidates.len());
+        let mut seen = rustc_hash::FxHashSet::default();
+        seen.reserve(candidates.len());
         for &id in candidates {
             let Some(&slot) = self.slot_of.get(&id) else { continue };
             if !self.live[slot] || !seen.insert(slot) {

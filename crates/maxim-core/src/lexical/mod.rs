@@ -782,6 +782,10 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         with_scratch(|scratch| {
             scratch.prepare(self.docs.len());
             let mut walked = 0;
+            // The `limit`-th best partial score when the walk stopped early: at least `limit`
+            // accepted documents score that much in the end, so one that cannot reach it
+            // is out.
+            let mut floor = f64::NEG_INFINITY;
             while walked < walk.len() {
                 self.walk_posting(terms[walk[walked]], base, per_len, &mut scratch.acc, &mut scratch.touched);
                 walked += 1;
@@ -792,10 +796,10 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
                 let left: usize =
                     walk[walked..].iter().map(|&i| self.terms[terms[i].term as usize].postings.len()).sum();
                 if left > scratch.touched.len()
-                    && self
-                        .kth_kept(scratch, limit, &mut keep)
-                        .is_some_and(|kth| clearly_above(kth, rest[walked]))
+                    && let Some(kth) = self.kth_kept(scratch, limit, &mut keep)
+                    && clearly_above(kth, rest[walked])
                 {
+                    floor = kth;
                     break;
                 }
             }
@@ -806,8 +810,10 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
             for &d in touched.iter() {
                 let mut score = acc[d as usize];
                 if !unwalked.is_empty() {
-                    if heap.is_full() && clearly_above(heap.worst(), score + rest_bound) {
-                        // Certainly out: its partial score stays below the cut below.
+                    let cut = if heap.is_full() { heap.worst().max(floor) } else { floor };
+                    if clearly_above(cut, score + rest_bound) {
+                        // Certainly out: even with every term left it stays below `limit`
+                        // documents' scores (its partial score stays below the cut below).
                         continue;
                     }
                     if !self.kept(status, d, &mut keep) {

@@ -5,7 +5,7 @@
 //!   and over the knowledge records' names and definitions (the hub's own index of concepts,
 //!   mathematical records and skills, kept in step with every write the hub makes);
 //! - **semantic**: the episodic layer's embedder (the IDF-weighted hash embedder by default,
-//!   or the user's model), when it has one, re-scoring the lexical shortlist (the best 200
+//!   or the user's model), when it has one, re-scoring the lexical shortlist (the best 50
 //!   episodes by BM25), so a query's cost does not grow with the store;
 //! - **entities**: structure that reaches across sessions — the concepts the best lexical hits
 //!   are instances of, and the concepts the query names, lead to the other episodes that are
@@ -29,8 +29,6 @@
 //! hour since its last reinforcement, times `1 + emotional intensity`): trust, recency and
 //! use reorder near-ties but never bury old, well-matched evidence. Every hit says why it
 //! was found, spelled out for the returned hits only.
-
-use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
@@ -63,6 +61,9 @@ pub struct RecallOptions {
     pub neighbours: bool,
     /// The query expanded with the best hits' rarest words (default on).
     pub expansion: bool,
+    /// How many of the best lexical candidates the embedder re-scores (default 50): the
+    /// semantic evidence is found among them, so its cost follows this, not the store.
+    pub semantic_candidates: usize,
 }
 
 impl Default for RecallOptions {
@@ -78,6 +79,7 @@ impl Default for RecallOptions {
             entities: true,
             neighbours: true,
             expansion: true,
+            semantic_candidates: SHORTLIST,
         }
     }
 }
@@ -159,7 +161,7 @@ const DEPTH: usize = 50;
 const SEEDS: usize = 5;
 /// Lexical candidates the embedder re-scores (the semantic evidence is found among them,
 /// so its cost does not grow with the store).
-const SHORTLIST: usize = 100;
+const SHORTLIST: usize = 50;
 /// A concept instanced by more episodes than this leads nowhere (a speaker, a room).
 const MAX_ENTITY_DEGREE: usize = 400;
 /// Nor does one instanced by more than this share of all episodes (when it has more than
@@ -186,6 +188,11 @@ const W_EXPANSION: f64 = 0.3;
 const RECENCY_SHARE: f64 = 0.05;
 /// How much the trace score lifts (`1 + t · trace`).
 const TRACE_SHARE: f64 = 0.1;
+/// The largest trace score (strength ≤ 1 times recency ≤ 1 times `1 + intensity` ≤ 2;
+/// clamped to it, so the bound below holds whatever a layer reports).
+const MAX_TRACE: f64 = 2.0;
+/// The largest memory factor: trust 1, recency 1, the largest trace (rounded up).
+const MAX_FACTOR: f64 = 1.0 * 1.0 * (1.0 + TRACE_SHARE * MAX_TRACE) + 1e-9;
 
 /// The sources of evidence, each with its slot in [`Fused`].
 #[derive(Clone, Copy)]
@@ -252,7 +259,8 @@ impl MemoryHub {
         // The lexical shortlist: its first DEPTH are the lexical evidence, all of it the
         // candidates the embedder re-scores.
         let shortlist = if episodes && (options.lexical || semantic) {
-            self.hippocampus.search_text(query, if semantic { SHORTLIST } else { DEPTH })
+            self.hippocampus
+                .search_text(query, if semantic { options.semantic_candidates.max(DEPTH) } else { DEPTH })
         } else {
             Vec::new()
         };
@@ -287,7 +295,8 @@ impl MemoryHub {
         }
 
         if semantic {
-            let candidates: Vec<RecordId> = shortlist.iter().map(|s| s.0).collect();
+            let candidates: Vec<RecordId> =
+                shortlist.iter().take(options.semantic_candidates).map(|s| s.0).collect();
             let similar = self.hippocampus.recall_similar_text_among(query, &candidates, DEPTH)?;
             let top = similar.first().map_or(1.0, |s| f64::from(s.1));
             for (rank, (e, similarity)) in similar.into_iter().enumerate() {
@@ -339,28 +348,7 @@ impl MemoryHub {
             }
         }
 
-        let now = self.clock.now();
-        let mut ranked: Vec<(LayerRecord, f64, Fused)> = fused
-            .into_iter()
-            .filter(|(record, _)| options.layers.contains(&record.layer))
-            .filter_map(|(record, f)| {
-                let meta = self.record_meta(record)?;
-                if meta.trust.get() < options.min_trust
-                    || options.since.is_some_and(|t| meta.timestamp < t)
-                    || options.until.is_some_and(|t| meta.timestamp >= t)
-                {
-                    return None;
-                }
-                let recency = 0.5f64.powf(now.days_since(meta.accessed_at).max(0.0) / 30.0);
-                let trace = maxim_core::rank::trace_score(meta, now, false, &self.trace_params(record.layer));
-                let factor = (0.5 + 0.5 * meta.trust.get())
-                    * (1.0 - RECENCY_SHARE + RECENCY_SHARE * recency)
-                    * (1.0 + TRACE_SHARE * trace);
-                Some((record, f.score * factor, f))
-            })
-            .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        ranked.truncate(options.limit);
+        let ranked = self.rank_by_memory(fused, options);
         // Names and reasons only for what is returned.
         Ok(ranked
             .into_iter()
@@ -371,6 +359,66 @@ impl MemoryHub {
                 RecallHit { record, score, name: self.record_name(record), why }
             })
             .collect())
+    }
+
+    /// The best `options.limit` of `fused` that pass the options' layers, trust and time
+    /// window, by fused score times memory factor (ties by record), best first.
+    ///
+    /// The factor lies in `(0, MAX_FACTOR]`, so the candidates are read by fused score, best
+    /// first, and the reading stops once `limit` are kept and the next one's fused score
+    /// times the largest factor falls clearly below the `limit`-th best: exactly the ranking
+    /// of scoring them all, with the metadata, recency and trace read for a few only.
+    fn rank_by_memory(
+        &self,
+        fused: FxHashMap<LayerRecord, Fused>,
+        options: &RecallOptions,
+    ) -> Vec<(LayerRecord, f64, Fused)> {
+        let now = self.clock.now();
+        let mut candidates: Vec<(LayerRecord, Fused)> =
+            fused.into_iter().filter(|(record, _)| options.layers.contains(&record.layer)).collect();
+        candidates.sort_unstable_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
+        let limit = options.limit;
+        // The `limit` best final scores so far, as a min-heap (non-negative: bits order).
+        let mut kept: std::collections::BinaryHeap<std::cmp::Reverse<u64>> =
+            std::collections::BinaryHeap::with_capacity(limit + 1);
+        let mut ranked: Vec<(LayerRecord, f64, Fused)> = Vec::new();
+        for (record, f) in candidates {
+            if kept.len() == limit {
+                let kth = f64::from_bits(kept.peek().expect("limit > 0").0);
+                if f.score * MAX_FACTOR < kth * (1.0 - 1e-12) {
+                    break;
+                }
+            }
+            let Some(meta) = self.record_meta(record) else { continue };
+            if meta.trust.get() < options.min_trust
+                || options.since.is_some_and(|t| meta.timestamp < t)
+                || options.until.is_some_and(|t| meta.timestamp >= t)
+            {
+                continue;
+            }
+            let score = f.score * self.memory_factor(meta, record.layer, now);
+            if kept.len() < limit {
+                kept.push(std::cmp::Reverse(score.max(0.0).to_bits()));
+            } else if score > f64::from_bits(kept.peek().expect("limit > 0").0) {
+                kept.pop();
+                kept.push(std::cmp::Reverse(score.max(0.0).to_bits()));
+            }
+            ranked.push((record, score, f));
+        }
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked.truncate(limit);
+        ranked
+    }
+
+    /// The memory factor of a record of `layer` with metadata `meta` at `now`, in
+    /// `(0, MAX_FACTOR]` (see the module docs).
+    fn memory_factor(&self, meta: &maxim_core::RecordMeta, layer: LayerKind, now: Timestamp) -> f64 {
+        let recency = 0.5f64.powf(now.days_since(meta.accessed_at).max(0.0) / 30.0);
+        let trace =
+            maxim_core::rank::trace_score(meta, now, false, &self.trace_params(layer)).clamp(0.0, MAX_TRACE);
+        (0.5 + 0.5 * meta.trust.get())
+            * (1.0 - RECENCY_SHARE + RECENCY_SHARE * recency)
+            * (1.0 + TRACE_SHARE * trace)
     }
 
     /// `evidence` as the [`Why`] a caller reads.
@@ -409,7 +457,7 @@ impl MemoryHub {
     /// Episodes that are instances of the concepts the best hits are instances of, or that
     /// the query names, weighted by the concepts' rarity.
     fn entity_evidence(&self, query: &str, best: &[RecordId], fused: &mut FxHashMap<LayerRecord, Fused>) {
-        let mut concepts: HashMap<RecordId, f64> = HashMap::new();
+        let mut concepts: FxHashMap<RecordId, f64> = FxHashMap::default();
         for (i, &hit) in best.iter().enumerate() {
             let weight = 1.0 / (1.0 + i as f64);
             for edge in self.graph.linked(episode(hit), Some(LayerKind::Atl), Some(CrossEdgeKind::InstanceOf))
@@ -421,7 +469,7 @@ impl MemoryHub {
             *concepts.entry(h.key.id).or_default() += 1.0;
         }
         let n = self.hippocampus.len().max(1) as f64;
-        let mut scored: HashMap<RecordId, (f64, RecordId)> = HashMap::new();
+        let mut scored: FxHashMap<RecordId, (f64, RecordId)> = FxHashMap::default();
         for (&concept, &weight) in &concepts {
             let record = LayerRecord::new(LayerKind::Atl, concept);
             let degree = self.graph.in_degree(record);
@@ -464,7 +512,7 @@ impl MemoryHub {
         let mut asked: Vec<String> = Vec::new();
         maxim_core::text::for_each_search_token(query, |t| asked.push(t.to_owned()));
         let n = self.hippocampus.len().max(1) as f64;
-        let mut words: HashMap<&str, f64> = HashMap::new();
+        let mut words: FxHashMap<&str, f64> = FxHashMap::default();
         for &id in best.iter().take(3) {
             self.hippocampus.for_each_search_term(id, |term, tf, df| {
                 if df > 1 && !asked.iter().any(|a| a == term) {
@@ -525,4 +573,72 @@ impl MemoryHub {
 
 fn episode(id: RecordId) -> LayerRecord {
     LayerRecord::new(LayerKind::Hippocampus, id)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use hippocampus::NewEpisode;
+    use maxim_core::{ManualClock, Timestamp};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What [`MemoryHub::rank_by_memory`] must return: every candidate scored, then sorted.
+    fn rank_all(
+        hub: &MemoryHub,
+        fused: &FxHashMap<LayerRecord, f64>,
+        options: &RecallOptions,
+    ) -> Vec<(LayerRecord, f64)> {
+        let now = hub.clock.now();
+        let mut all: Vec<(LayerRecord, f64)> = fused
+            .iter()
+            .filter(|(r, _)| options.layers.contains(&r.layer))
+            .filter_map(|(&r, &score)| {
+                let meta = hub.record_meta(r)?;
+                (meta.trust.get() >= options.min_trust)
+                    .then(|| (r, score * hub.memory_factor(meta, r.layer, now)))
+            })
+            .collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        all.truncate(options.limit);
+        all
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// The early stop of the memory ranking (read by fused score, stop when the best
+        /// factor cannot lift the next one in) ranks exactly as scoring every candidate,
+        /// ties, trust filters and equal fused scores included.
+        #[test]
+        fn pruned_memory_ranking_equals_scoring_every_candidate(
+            trusts in proptest::collection::vec(0.0f64..=1.0, 24),
+            gaps in proptest::collection::vec(0u64..90, 24),
+            scores in proptest::collection::vec(prop_oneof![Just(1.0f64), 0.01f64..5.0], 24),
+            limit in 1usize..12,
+            min_trust in prop_oneof![Just(0.0f64), 0.0f64..0.8],
+        ) {
+            let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+            let mut hub = MemoryHub::builder().clock(clock.shared()).build().unwrap();
+            let mut fused: FxHashMap<LayerRecord, f64> = FxHashMap::default();
+            for (i, ((&trust, &gap), &score)) in trusts.iter().zip(&gaps).zip(&scores).enumerate() {
+                let mut e = NewEpisode::default();
+                e.perception.transcript = Some(format!("turn {i}"));
+                e.trust = Some(trust);
+                let id = hub.capture(e).unwrap();
+                fused.insert(episode(id), score);
+                clock.advance(Duration::from_secs(gap * 86_400));
+            }
+            let options = RecallOptions { min_trust, ..RecallOptions::default() }.limit(limit);
+            let pruned: FxHashMap<LayerRecord, Fused> = fused
+                .iter()
+                .map(|(&r, &score)| (r, Fused { score, evidence: [None; 5] }))
+                .collect();
+            let got: Vec<(LayerRecord, f64)> =
+                hub.rank_by_memory(pruned, &options).into_iter().map(|(r, s, _)| (r, s)).collect();
+            prop_assert_eq!(got, rank_all(&hub, &fused, &options));
+        }
+    }
 }
