@@ -791,7 +791,11 @@ mod hub_traces {
         clock.advance(Duration::from_secs(600));
         assert_eq!(hub.mark_used(&[used, RecordId::from_u128(12_345)]), 1);
         let trace = &hub.hippocampus().peek(used).unwrap().meta().trace;
-        assert_eq!(trace.reinforcement_count(), 2, "one at its capture in the imprint window, one for the use");
+        assert_eq!(
+            trace.reinforcement_count(),
+            2,
+            "one at its capture in the imprint window, one for the use"
+        );
         assert_eq!(order(&hub)[0], used, "the used twin goes first while its trace is hot");
         // A month on, both traces are cold by the hour: the fused order is back.
         clock.advance(days(30));
@@ -806,7 +810,13 @@ mod hub_traces {
         let clock = ManualClock::new(Timestamp::from_secs(super::T0));
         let dir = tempfile::tempdir().unwrap();
         let open = |config: HubConfig| {
-            MemoryHub::builder().data_dir(dir.path()).clock(clock.shared()).config(config).id_seed(6).open().unwrap()
+            MemoryHub::builder()
+                .data_dir(dir.path())
+                .clock(clock.shared())
+                .config(config)
+                .id_seed(6)
+                .open()
+                .unwrap()
         };
         let mut hub = open(HubConfig::default());
         let born = Timestamp::from_secs(super::T0);
@@ -821,7 +831,8 @@ mod hub_traces {
         };
         assert_eq!(starts(&hub), [Some(born); 4], "every layer shares the memory's window");
         let early = hub.capture(NewEpisode::default()).unwrap();
-        let count = |hub: &MemoryHub, id| hub.hippocampus().peek(id).unwrap().meta().trace.reinforcement_count();
+        let count =
+            |hub: &MemoryHub, id| hub.hippocampus().peek(id).unwrap().meta().trace.reinforcement_count();
         assert_eq!(count(&hub, early), 1, "a capture in the window starts with one reinforcement");
         drop(hub);
 
