@@ -363,12 +363,12 @@ impl<S: ErrorSink> ErrorTraces<S> {
         if !fields.is_empty() {
             obs.insert("fields", Value::Map(fields));
         }
-        let mut e = NewEpisode::default();
-        e.emotion = Some(match (is_error, fatal) {
+        let emotion = match (is_error, fatal) {
             (true, true) => FATAL_EMOTION,
             (true, false) => ERROR_EMOTION,
             (false, _) => WARNING_EMOTION,
-        });
+        };
+        let mut e = NewEpisode { emotion: Some(emotion), ..NewEpisode::default() };
         e.perception.observations = obs;
         e.perception.salience = if is_error { ERROR_SALIENCE } else { WARNING_SALIENCE };
         e.action.tool_name = target.into();
