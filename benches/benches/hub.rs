@@ -172,7 +172,7 @@ const LIVED_TOOLS: usize = 50;
 fn lived_episode(rng: &mut SplitMix64, tool: usize, day: i64, hour: f64) -> NewEpisode {
     let mut e = episode(rng);
     e.action.tool_name = format!("tool{tool:02}").into();
-    let drift = if tool % 2 == 0 { 0.06 } else { -0.06 } * (day as f64 - 4.5);
+    let drift = if tool.is_multiple_of(2) { 0.06 } else { -0.06 } * (day as f64 - 4.5);
     let peak = (tool % 24) as f64;
     let rhythm = 0.3 * (std::f64::consts::TAU * (hour - peak) / 24.0).cos();
     e.outcome.success = Some(rng.uniform() < (0.5 + drift + rhythm).clamp(0.02, 0.98));
