@@ -17,7 +17,9 @@
 //! let mut hub = MemoryHub::builder().clock(clock.shared()).id_seed(1).build()?;
 //! let id = hub.capture(NewEpisode::default())?;
 //! assert_eq!(hub.mark_used(&[id]), 1);
-//! assert_eq!(hub.hippocampus().peek(id).unwrap().meta().trace.reinforcement_count(), 1);
+//! // One reinforcement for the use, one for the capture: a new memory is in its imprint
+//! // window (`hub::birth`).
+//! assert_eq!(hub.hippocampus().peek(id).unwrap().meta().trace.reinforcement_count(), 2);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
