@@ -15,6 +15,7 @@
 //!
 //! Run with `cargo bench -p maxim-benches --bench angular_gyrus`.
 
+use maxim_benches::cpu::{load, process_cpu_ticks, thread_cpu_ns};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -59,37 +60,6 @@ fn bench_fits(c: &mut Criterion) {
         });
     }
     group.finish();
-}
-
-/// The CPU time this thread has run, in nanoseconds (Linux; 0 elsewhere).
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
-/// The CPU time of the whole process (every thread), in clock ticks of 10 ms (Linux; 0
-/// elsewhere).
-fn process_cpu_ticks() -> u64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|stat| {
-            // utime and stime are the 12th and 13th fields after the command's parenthesis.
-            let rest = stat.rsplit_once(')')?.1;
-            let mut fields = rest.split_whitespace().skip(11);
-            let user: u64 = fields.next()?.parse().ok()?;
-            let system: u64 = fields.next()?.parse().ok()?;
-            Some(user + system)
-        })
-        .unwrap_or(0)
-}
-
-/// The load averages (Linux; empty elsewhere).
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }
 
 /// Sequential and parallel `correlate_all` alternately, 15 rounds, so both see the same

@@ -21,6 +21,7 @@
 //!
 //! Run with `cargo bench -p maxim-benches --bench hub -- --warm-up-time 1 --measurement-time 3`.
 
+use maxim_benches::cpu::thread_cpu_ns;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -64,14 +65,6 @@ fn big_config(n: usize) -> HippocampusConfig {
     let mut config = HippocampusConfig::default();
     config.max_nodes = 2 * n;
     config
-}
-
-/// The CPU time this thread has run, in nanoseconds (Linux; 0 elsewhere).
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 /// Prints the CPU time per operation of a run, beside its wall time.

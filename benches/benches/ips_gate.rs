@@ -19,6 +19,7 @@
 //!
 //! Run with `cargo bench -p maxim-benches --bench ips_gate`.
 
+use maxim_benches::cpu::{load, thread_cpu_ns};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -62,21 +63,6 @@ fn candidate(i: usize, rng: &mut SplitMix64) -> PromotionCandidate {
         source: Source::Episodic,
         metadata: BTreeMap::new(),
     }
-}
-
-/// The CPU time this thread has run, in nanoseconds (Linux; 0 elsewhere).
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
-/// The load averages (Linux; empty elsewhere).
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }
 
 fn assess(crit: &mut Criterion) {

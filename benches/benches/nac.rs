@@ -25,6 +25,7 @@
 //!
 //! Run with `cargo bench -p maxim-benches --bench nac`.
 
+use maxim_benches::cpu::{load, thread_cpu_ns};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -88,22 +89,6 @@ fn feed(nac: &mut Nac, names: &Names, draws: &[Draw]) {
             .memory(d.memory);
         black_box(nac.observe(black_box(&obs)).expect("a valid observation"));
     }
-}
-
-/// The CPU time this thread has run, in nanoseconds (Linux; 0 elsewhere).
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
-/// The 1-minute load average (Linux; empty elsewhere).
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// Runs `f` (which does `ops` operations) `rounds` times and prints the wall and thread CPU

@@ -22,6 +22,7 @@
 //!
 //! Run with `cargo bench -p maxim-benches --bench promoter`.
 
+use maxim_benches::cpu::thread_cpu_ns;
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 use std::hint::black_box;
@@ -127,14 +128,6 @@ fn candidates(per: usize) -> Vec<PromotionCandidate> {
             }
         })
         .collect()
-}
-
-/// The CPU time this thread has run, in nanoseconds (Linux; 0 elsewhere).
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 fn fresh() -> (SemanticPromoter, Atl, Edges) {

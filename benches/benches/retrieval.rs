@@ -22,6 +22,7 @@
 //! evaluation's), so this measures the very code whose recall `cargo xtask eval retrieval`
 //! reports. Run with `cargo bench -p maxim-benches --bench retrieval`.
 
+use maxim_benches::cpu::thread_cpu_ns;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -89,14 +90,6 @@ fn retrieval(c: &mut Criterion) {
 
 /// Queries run for the printed CPU time per query.
 const CPU_QUERIES: usize = 1_000;
-
-/// The CPU time this thread has run, in nanoseconds (Linux; 0 elsewhere).
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
 
 /// Runs the questions in turn (at least [`CPU_QUERIES`] queries, top 10) and prints the
 /// thread's CPU time per query and the wall-clock p50 and p90 of single queries.

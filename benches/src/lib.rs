@@ -10,6 +10,7 @@
 
 pub use maxim_testkit::*;
 
+pub mod cpu;
 pub mod workload;
 
 /// Part a's capture input for one drawn episode: its objects, salience and novelty; the goal
