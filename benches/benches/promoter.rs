@@ -34,7 +34,7 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use maxim_benches::{T0_SECS, seeds};
 use maxim_core::contracts::CAUSAL_PATTERN;
 use maxim_core::{
-    CrossEdgeKind, CrossLinks, GateDecision, LayerRecord, ManualClock, MemoryLayer, MetaValue, PatternType,
+    CrossEdgeKind, CrossLinks, GateDecision, LayerRecord, ManualClock, MemoryLayer, MetaValue,
     PromotionCandidate, PromotionCandidateRef, RandomnessAssessment, RandomnessGate, RecordId, Source,
     SplitMix64, Timestamp,
 };
@@ -84,14 +84,7 @@ struct Open;
 
 impl RandomnessGate for Open {
     fn assess(&self, values: &[f64]) -> RandomnessAssessment {
-        RandomnessAssessment {
-            is_random: true,
-            pattern_confidence: 0.0,
-            pattern_type: PatternType::InsufficientData,
-            runs_z: 0.0,
-            lag1_autocorrelation: 0.0,
-            n: values.len(),
-        }
+        RandomnessAssessment::insufficient(values.len())
     }
 
     fn admits(&self, _: &PromotionCandidate) -> GateDecision {

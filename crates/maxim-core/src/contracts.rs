@@ -521,6 +521,27 @@ pub struct RandomnessAssessment {
     pub n: usize,
 }
 
+impl RandomnessAssessment {
+    /// The assessment of `n` values too few to show a pattern: random, no confidence, no
+    /// statistics (what a gate says of a short series, and what a stand-in gate says of any).
+    ///
+    /// ```
+    /// use maxim_core::{PatternType, RandomnessAssessment};
+    /// let a = RandomnessAssessment::insufficient(3);
+    /// assert!(a.is_random && a.pattern_type == PatternType::InsufficientData && a.n == 3);
+    /// ```
+    pub fn insufficient(n: usize) -> Self {
+        Self {
+            is_random: true,
+            pattern_confidence: 0.0,
+            pattern_type: PatternType::InsufficientData,
+            runs_z: 0.0,
+            lag1_autocorrelation: 0.0,
+            n,
+        }
+    }
+}
+
 /// Whether a candidate passes the promotion gate, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GateDecision {
@@ -794,14 +815,7 @@ mod tests {
 
     impl RandomnessGate for ByName {
         fn assess(&self, values: &[f64]) -> RandomnessAssessment {
-            RandomnessAssessment {
-                is_random: true,
-                pattern_confidence: 0.0,
-                pattern_type: PatternType::InsufficientData,
-                runs_z: 0.0,
-                lag1_autocorrelation: 0.0,
-                n: values.len(),
-            }
+            RandomnessAssessment::insufficient(values.len())
         }
 
         fn admits(&self, candidate: &PromotionCandidate) -> GateDecision {

@@ -31,7 +31,7 @@
 //! use maxim_core::{
 //!     BoxError, ConceptProvenance, ConceptSpec, ConceptStore, CrossEdgeKind, CrossLinks, GateDecision,
 //!     LayerRecord, PromotionCandidate, PromotionSource, RandomnessAssessment, RandomnessGate, RecordId,
-//!     Source, Value, PatternType,
+//!     Source, Value,
 //! };
 //! use maxim_core::contracts::CAUSAL_PATTERN;
 //! use promoter::SemanticPromoter;
@@ -84,8 +84,7 @@
 //! struct Open;
 //! impl RandomnessGate for Open {
 //!     fn assess(&self, values: &[f64]) -> RandomnessAssessment {
-//!         RandomnessAssessment { is_random: true, pattern_confidence: 0.0, pattern_type: PatternType::InsufficientData,
-//!                                runs_z: 0.0, lag1_autocorrelation: 0.0, n: values.len() }
+//!         RandomnessAssessment::insufficient(values.len())
 //!     }
 //!     fn admits(&self, _: &PromotionCandidate) -> GateDecision {
 //!         GateDecision { admitted: true, reason: "open".into() }

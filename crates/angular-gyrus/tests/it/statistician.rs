@@ -18,14 +18,7 @@ struct RunsGate;
 impl RandomnessGate for RunsGate {
     fn assess(&self, values: &[f64]) -> RandomnessAssessment {
         let n = values.len();
-        let insufficient = RandomnessAssessment {
-            is_random: true,
-            pattern_confidence: 0.0,
-            pattern_type: PatternType::InsufficientData,
-            runs_z: 0.0,
-            lag1_autocorrelation: 0.0,
-            n,
-        };
+        let insufficient = RandomnessAssessment::insufficient(n);
         if n < 8 {
             return insufficient;
         }

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use maxim_core::contracts::{CAUSAL_PATTERN, OPERATIONAL_PATTERN};
 use maxim_core::{
     BoxError, ConceptProvenance, ConceptSpec, ConceptStore, CrossEdgeKind, CrossLinks, GateDecision,
-    LayerRecord, ManualClock, MetaValue, PatternType, PromotionCandidate, PromotionSource,
-    RandomnessAssessment, RandomnessGate, RecordId, Source, Timestamp, Value,
+    LayerRecord, ManualClock, MetaValue, PromotionCandidate, PromotionSource, RandomnessAssessment,
+    RandomnessGate, RecordId, Source, Timestamp, Value,
 };
 use promoter::{EpisodeElements, PromoterConfig, SemanticPromoter};
 
@@ -319,14 +319,7 @@ pub(crate) struct NameGate {
 
 impl RandomnessGate for NameGate {
     fn assess(&self, values: &[f64]) -> RandomnessAssessment {
-        RandomnessAssessment {
-            is_random: true,
-            pattern_confidence: 0.0,
-            pattern_type: PatternType::InsufficientData,
-            runs_z: 0.0,
-            lag1_autocorrelation: 0.0,
-            n: values.len(),
-        }
+        RandomnessAssessment::insufficient(values.len())
     }
 
     fn admits(&self, candidate: &PromotionCandidate) -> GateDecision {
