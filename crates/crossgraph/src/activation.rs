@@ -357,6 +357,12 @@ struct Scratch {
     next: Vec<u32>,
     /// Cross-layer neighbours of a level, by node, with their value.
     pending: Vec<(u32, f64)>,
+    /// Neighbours of a level in a core layer graph, by layer and dense index there, with
+    /// their value.
+    pending_dense: Vec<(LayerKind, u32, f64)>,
+    /// The records of `pending_dense` then of `pending`, with their node ([`UNKNOWN`] for
+    /// the first) and value.
+    resolved: Vec<(LayerRecord, u32, f64)>,
 }
 
 impl Scratch {
@@ -370,6 +376,8 @@ impl Scratch {
         self.frontier.clear();
         self.next.clear();
         self.pending.clear();
+        self.pending_dense.clear();
+        self.resolved.clear();
     }
 }
 
@@ -440,6 +448,16 @@ impl Walk<'_, '_> {
         if dense == UNKNOWN { self.state.node(record).unwrap_or(NONE) } else { dense }
     }
 
+    /// The record at dense index `node` of `layer`'s core graph (`None` for a layer not read
+    /// as one, which gives no dense index).
+    #[inline]
+    fn dense_record(&self, layer: LayerKind, node: u32) -> Option<LayerRecord> {
+        match self.layers.raw(layer) {
+            Some(View::Graph(g)) => Some(LayerRecord::new(layer, g.record_id(node))),
+            _ => None,
+        }
+    }
+
     /// Reads what expanding `record` will read first (its layer graph's index entry, its
     /// runs and the start of its edges) and returns something computed from it.
     #[inline]
@@ -460,15 +478,17 @@ impl Walk<'_, '_> {
     }
 
     /// For every neighbour of `record` whose value clears the threshold, calls
-    /// `emit(target, value)` (a neighbour in the layer's graph) or `emit_node(node, value)` (a
-    /// neighbour across a cross-layer edge, by its node).
+    /// `emit(target, value)` (a neighbour in the layer's graph), `emit_dense(target, value)`
+    /// (a neighbour in the layer's core graph, by its dense index there) or
+    /// `emit_node(node, value)` (a neighbour across a cross-layer edge, by its node).
     #[inline]
-    fn expand<F: FnMut(LayerRecord, f64), G: FnMut(u32, f64)>(
+    fn expand<F: FnMut(LayerRecord, f64), D: FnMut(u32, f64), G: FnMut(u32, f64)>(
         &self,
         record: LayerRecord,
         dense: u32,
         a: f64,
         mut emit: F,
+        mut emit_dense: D,
         mut emit_node: G,
     ) {
         let act = &self.params.activation;
@@ -482,7 +502,7 @@ impl Walk<'_, '_> {
                         let na = base * w;
                         // A NaN (an infinite activation times a zero weight) is dropped too.
                         if na >= threshold {
-                            emit(LayerRecord::new(record.layer, g.record_id(t)), na);
+                            emit_dense(t, na);
                         }
                     });
                 }
@@ -529,7 +549,7 @@ impl Walk<'_, '_> {
     fn run_in(&self, seeds: &[LayerRecord], scratch: &mut Scratch) -> CrossActivation {
         let act = &self.params.activation;
         let (initial, max_depth) = (act.initial(), act.max_depth());
-        let Scratch { reached, frontier, next, pending } = scratch;
+        let Scratch { reached, frontier, next, pending, pending_dense, resolved } = scratch;
         let reached: &mut Reached = reached;
         let frontier: &mut Vec<(u32, f64)> = frontier;
         let next: &mut Vec<u32> = next;
@@ -551,6 +571,7 @@ impl Walk<'_, '_> {
                     .map(|chunk| {
                         let mut out = Vec::with_capacity(chunk.len() * 8);
                         let mut cross = Vec::new();
+                        let mut inside = Vec::new();
                         for &(p, a) in chunk {
                             let record = reached.records[p as usize];
                             let dense = self.resolve(record, reached.dense[p as usize]);
@@ -560,13 +581,20 @@ impl Walk<'_, '_> {
                                 }
                             };
                             cross.clear();
+                            inside.clear();
                             self.expand(
                                 record,
                                 dense,
                                 a,
                                 |t, na| keep(t, UNKNOWN, na),
+                                |t, na| inside.push((t, na)),
                                 |o, na| cross.push((o, na)),
                             );
+                            for &(t, na) in &inside {
+                                if let Some(t) = self.dense_record(record.layer, t) {
+                                    keep(t, UNKNOWN, na);
+                                }
+                            }
                             for &(o, na) in &cross {
                                 keep(self.state.record(o), o, na);
                             }
@@ -599,17 +627,24 @@ impl Walk<'_, '_> {
                         dense,
                         a,
                         |t, na| reached.offer(t, UNKNOWN, na, next_level, expands, next),
+                        |t, na| pending_dense.push((record.layer, t, na)),
                         |o, na| pending.push((o, na)),
                     );
                 }
-                // The records across cross-layer edges, read in one pass first for the same
-                // reason.
-                let warm = pending.iter().fold(0u128, |acc, &(o, _)| acc ^ self.state.record(o).id.as_u128());
-                std::hint::black_box(warm);
-                for &(o, na) in pending.iter() {
-                    reached.offer(self.state.record(o), o, na, next_level, expands, next);
+                // The neighbours' ids, read in one pass of independent loads for the same
+                // reason (most of a spread is its last level, whose records are only offered).
+                resolved.extend(
+                    pending_dense
+                        .iter()
+                        .filter_map(|&(layer, t, na)| Some((self.dense_record(layer, t)?, UNKNOWN, na))),
+                );
+                resolved.extend(pending.iter().map(|&(o, na)| (self.state.record(o), o, na)));
+                for &(t, node, na) in resolved.iter() {
+                    reached.offer(t, node, na, next_level, expands, next);
                 }
                 pending.clear();
+                pending_dense.clear();
+                resolved.clear();
             }
             frontier.clear();
             frontier.extend(next.iter().map(|&p| (p, reached.values[p as usize])));
