@@ -223,6 +223,9 @@ impl fmt::Debug for FileSink {
 /// Gathered entries written at once when they reach this many bytes.
 const GATHER_MAX: usize = 1 << 20;
 
+/// A spare gathering buffer keeps at most this many bytes of capacity between flushes.
+const SPARE_MAX: usize = 2 * GATHER_MAX;
+
 /// The file, shared with the background thread; whoever holds it writes.
 struct FileIo {
     file: File,
@@ -230,22 +233,33 @@ struct FileIo {
     written: u64,
     /// Whether something was written since the last `fdatasync`.
     dirty: bool,
+    /// The buffer a flush swaps in for the gathered entries, empty and kept with its
+    /// capacity: appends gather into a buffer that is already grown instead of a new one
+    /// (growing a megabyte buffer from nothing costs copies and fresh pages every time).
+    spare: Vec<u8>,
 }
 
 impl FileIo {
-    /// Writes the entries gathered so far (taken out of `gathered`, whose lock is held only
+    fn new(file: File) -> Self {
+        Self { file, written: JOURNAL_HEADER_LEN as u64, dirty: false, spare: Vec::new() }
+    }
+
+    /// Writes the entries gathered so far (swapped out of `gathered`, whose lock is held only
     /// for that), then `fdatasync`s when `sync` and something is unsynced. Appends go on
     /// gathering meanwhile. A failed write is cut back off the file.
     fn flush(&mut self, gathered: &Mutex<Vec<u8>>, sync: bool) -> io::Result<()> {
-        let batch = std::mem::take(&mut *gathered.lock().unwrap_or_else(PoisonError::into_inner));
-        if !batch.is_empty() {
+        debug_assert!(self.spare.is_empty());
+        std::mem::swap(&mut *gathered.lock().unwrap_or_else(PoisonError::into_inner), &mut self.spare);
+        if !self.spare.is_empty() {
             let at = self.written;
-            let wrote = self.file.seek(SeekFrom::Start(at)).and_then(|_| self.file.write_all(&batch));
+            let wrote = self.file.seek(SeekFrom::Start(at)).and_then(|_| self.file.write_all(&self.spare));
+            let n = self.spare.len() as u64;
+            self.recycle_spare();
             if let Err(e) = wrote {
                 let _ = self.file.set_len(at);
                 return Err(e);
             }
-            self.written += batch.len() as u64;
+            self.written += n;
             self.dirty = true;
         }
         if sync && self.dirty {
@@ -253,6 +267,16 @@ impl FileIo {
             self.dirty = false;
         }
         Ok(())
+    }
+
+    /// Empties the spare buffer for the next flush, dropping an outsized one (an entry far
+    /// above [`GATHER_MAX`] grew it).
+    fn recycle_spare(&mut self) {
+        if self.spare.capacity() > SPARE_MAX {
+            self.spare = Vec::new();
+        } else {
+            self.spare.clear();
+        }
     }
 }
 
@@ -355,7 +379,7 @@ impl FileSink {
                 return Err(rejection.into_error(path, kept));
             }
         };
-        let io = FileIo { file, written: JOURNAL_HEADER_LEN as u64, dirty: false };
+        let io = FileIo::new(file);
         let shared = Arc::new(FlushShared {
             io: Mutex::new(io),
             gathered: Mutex::new(Vec::new()),
@@ -537,7 +561,7 @@ impl Sink for FileSink {
         // Gathered entries are all in the snapshot that preceded this restart: drop them.
         let mut io = self.shared.io();
         self.shared.gathered().clear();
-        *io = FileIo { file, written: JOURNAL_HEADER_LEN as u64, dirty: false };
+        *io = FileIo::new(file);
         drop(io);
         self.base = base;
         self.end = Some(JOURNAL_HEADER_LEN as u64);
