@@ -82,7 +82,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -191,9 +191,9 @@ pub trait Sink: Send + Sync + fmt::Debug {
 /// entry is never written after damage.
 ///
 /// Under [`SyncPolicy::Interval`] appended entries are gathered in memory and a background
-/// thread writes and `fdatasync`s them once per interval (group commit), or at once when a
-/// megabyte has gathered; [`sync`](Sink::sync), a restart and dropping the sink write them
-/// too. Under [`SyncPolicy::Always`] and [`SyncPolicy::Never`] each append is written
+/// thread writes and `fdatasync`s them once per interval (group commit); an append that
+/// gathers a megabyte wakes it to write them at once (and writes them itself past four
+/// megabytes); [`sync`](Sink::sync), a restart and dropping the sink write them too. Under [`SyncPolicy::Always`] and [`SyncPolicy::Never`] each append is written
 /// before it returns.
 pub struct FileSink {
     path: PathBuf,
@@ -222,6 +222,9 @@ impl fmt::Debug for FileSink {
 
 /// Gathered entries written at once when they reach this many bytes.
 const GATHER_MAX: usize = 1 << 20;
+/// Gathered entries the appending thread writes itself, without waiting for the background
+/// thread it woke.
+const GATHER_WAKE_MAX: usize = 4 * GATHER_MAX;
 
 /// A spare gathering buffer keeps at most this many bytes of capacity between flushes.
 const SPARE_MAX: usize = 2 * GATHER_MAX;
@@ -280,9 +283,11 @@ impl FileIo {
     }
 }
 
-/// The background group commit of [`SyncPolicy::Interval`].
+/// The background group commit of [`SyncPolicy::Interval`]: it writes and syncs what
+/// gathered once per interval, and writes it (without a sync) when an append wakes it because
+/// a megabyte has gathered. Dropping the sender stops it.
 struct Flusher {
-    stop: Option<mpsc::Sender<()>>,
+    wake: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -291,6 +296,9 @@ struct FlushShared {
     /// Entries appended but not yet written (group commit). Lock order: `io`, then this.
     gathered: Mutex<Vec<u8>>,
     failed: AtomicBool,
+    /// Whether the background thread has been woken to write what gathered and has not yet
+    /// taken it.
+    woken: AtomicBool,
 }
 
 impl FlushShared {
@@ -315,21 +323,33 @@ impl FlushShared {
 
 impl Flusher {
     fn start(shared: &Arc<FlushShared>, interval: Duration, path: &Path) -> io::Result<Self> {
-        let (stop, stopped) = mpsc::channel::<()>();
+        let (wake, woken) = mpsc::channel::<()>();
         let inner = Arc::clone(shared);
         let path = path.to_path_buf();
         let thread = std::thread::Builder::new().name("maxim-journal-sync".into()).spawn(move || {
-            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
-                let _ = inner.flush(&path, true);
+            let mut next_sync = Instant::now() + interval;
+            loop {
+                match woken.recv_timeout(next_sync.saturating_duration_since(Instant::now())) {
+                    Ok(()) => {
+                        // Cleared first: entries gathered while this writes may wake it again.
+                        inner.woken.store(false, Ordering::Release);
+                        let _ = inner.flush(&path, false);
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        let _ = inner.flush(&path, true);
+                        next_sync = Instant::now() + interval;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
             }
         })?;
-        Ok(Self { stop: Some(stop), thread: Some(thread) })
+        Ok(Self { wake: Some(wake), thread: Some(thread) })
     }
 }
 
 impl Drop for Flusher {
     fn drop(&mut self) {
-        drop(self.stop.take());
+        drop(self.wake.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -384,6 +404,7 @@ impl FileSink {
             io: Mutex::new(io),
             gathered: Mutex::new(Vec::new()),
             failed: AtomicBool::new(false),
+            woken: AtomicBool::new(false),
         });
         let flusher = match policy {
             SyncPolicy::Interval(d) => {
@@ -408,6 +429,20 @@ impl FileSink {
     /// before it was read).
     pub fn intact_len(&self) -> Option<u64> {
         self.end
+    }
+
+    /// Wakes the background thread to write what has gathered (once until it takes it);
+    /// false when there is no background thread to wake.
+    fn wake_flusher(&self) -> bool {
+        let Some(wake) = self.flusher.as_ref().and_then(|f| f.wake.as_ref()) else { return false };
+        if self.shared.woken.swap(true, Ordering::AcqRel) {
+            return true; // woken already
+        }
+        if wake.send(()).is_err() {
+            self.shared.woken.store(false, Ordering::Release);
+            return false;
+        }
+        true
     }
 
     fn check_failed(&self) -> Result<()> {
@@ -440,10 +475,12 @@ impl Sink for FileSink {
             // Group commit: only the gathering lock, held for a copy.
             let mut gathered = self.shared.gathered();
             gathered.extend_from_slice(&self.entry);
-            let full = gathered.len() >= GATHER_MAX;
+            let n_gathered = gathered.len();
             drop(gathered);
-            // Written at once when a megabyte has gathered, unless the background thread
-            // holds the file (it is writing and syncing): then it goes on gathering.
+            // A megabyte gathered is written at once: by the background thread, woken for it,
+            // or past `GATHER_WAKE_MAX` (it is behind) by this thread, unless the background
+            // thread holds the file (it is writing and syncing): then it goes on gathering.
+            let full = n_gathered >= GATHER_MAX && (n_gathered >= GATHER_WAKE_MAX || !self.wake_flusher());
             match self.shared.io.try_lock() {
                 Ok(mut io) if full => io.flush(&self.shared.gathered, false),
                 Err(std::sync::TryLockError::Poisoned(p)) if full => {
