@@ -239,24 +239,31 @@ impl MemoryHub {
         let id = episode.id;
         let value = if success { 1.0 } else { 0.0 };
         let valence = if success { Valence::Positive } else { Valence::Negative };
-        let suffix = if success { "positive" } else { "negative" };
+        let suffix = if success { ":positive" } else { ":negative" };
+        // One buffer holds the event (`tool:<name>`), then the outcome (the event and the
+        // suffix), then the metric (the event and `:success`).
+        let mut key = String::new();
         if let Some(tool) = &episode.tool {
-            let event = format!("tool:{tool}");
-            let outcome = format!("{event}:{suffix}");
-            self.observe(&Observation::new("tool", &event, "tool_result", &outcome, valence).memory(id), out);
+            let event = outcome_key(&mut key, "tool:", tool, suffix);
+            let observation =
+                Observation::new("tool", &key[..event], "tool_result", &key, valence).memory(id);
+            self.observe(&observation, out);
             if let Err(e) = self.statistician.record_tool_result(tool, success, at) {
                 warn(out, format!("statistician, tool {tool}: {e}"));
             }
-            self.metrics.record(&format!("{event}:success"), at, value);
+            metric_key(&mut key, "tool:", tool);
+            self.metrics.record(&key, at, value);
         }
-        if let Some(key) = &episode.goal_key {
-            let event = format!("goal:{key}");
-            let outcome = format!("{event}:{suffix}");
-            self.observe(&Observation::new("goal", &event, "goal_result", &outcome, valence).memory(id), out);
-            if let Err(e) = self.statistician.record_goal(key, success, at) {
-                warn(out, format!("statistician, goal {key}: {e}"));
+        if let Some(goal) = &episode.goal_key {
+            let event = outcome_key(&mut key, "goal:", goal, suffix);
+            let observation =
+                Observation::new("goal", &key[..event], "goal_result", &key, valence).memory(id);
+            self.observe(&observation, out);
+            if let Err(e) = self.statistician.record_goal(goal, success, at) {
+                warn(out, format!("statistician, goal {goal}: {e}"));
             }
-            self.metrics.record(&format!("{event}:success"), at, value);
+            metric_key(&mut key, "goal:", goal);
+            self.metrics.record(&key, at, value);
         }
     }
 
@@ -363,6 +370,25 @@ impl Derived {
 
 /// The name of the category concept every tool concept IS_A.
 pub(super) const TOOL_CAPABILITY: &str = "tool capability";
+
+/// Writes `<kind><name><suffix>` into `key`; returns the length of the event
+/// `<kind><name>` at its start.
+fn outcome_key(key: &mut String, kind: &str, name: &str, suffix: &str) -> usize {
+    key.clear();
+    key.push_str(kind);
+    key.push_str(name);
+    let event = key.len();
+    key.push_str(suffix);
+    event
+}
+
+/// Writes the metric `<kind><name>:success` into `key`.
+fn metric_key(key: &mut String, kind: &str, name: &str) {
+    key.clear();
+    key.push_str(kind);
+    key.push_str(name);
+    key.push_str(":success");
+}
 
 fn warn(out: &mut Captured, message: String) {
     tracing::warn!(episode = %out.id, "{message}");
