@@ -5,7 +5,8 @@
 //! 1. its concepts (objects, people, place, goal words, tool: [`crate::extract()`]) are found
 //!    or created in the ATL, crediting the episode, with the episode's source and trust;
 //!    each gets a reference to the episode and an INSTANCE_OF edge from it, and the §13
-//!    inline relationships relate them to each other;
+//!    inline relationships relate them to each other (the ATL's part is one write and, once
+//!    the concepts are known, one journal record: [`atl::Atl::record_episode`]);
 //! 2. a known tool outcome and goal outcome teach NAc (`tool:<name>` → `tool:<name>:positive`
 //!    or `:negative`, and the same for the goal) and the statistician;
 //! 3. the hub's metric series get one event each;
