@@ -17,10 +17,11 @@
 //! [`reinforce`](Atl::reinforce), [`remove_concept`](Atl::remove_concept), definitions,
 //! embedding texts, references, substrate activations, property claims (set, accept,
 //! retract, remove), [`purge_source`](Atl::purge_source), consolidation (the resolved lists:
-//! replaying it never depends on the settings or the clock of the process that replays), and
-//! relationships (define, update, remove, propose a type). A write that changes nothing (a
-//! reference already there, an update of a relationship that does not exist, a type already
-//! known) is not journaled.
+//! replaying it never depends on the settings or the clock of the process that replays),
+//! relationships (define, update, remove, propose a type), and an episode's concepts,
+//! references and relationships as one record ([`Atl::record_episode`]). A write that changes
+//! nothing (a reference already there, an update of a relationship that does not exist, a
+//! type already known) is not journaled.
 //!
 //! Reads that count as use ([`get`](Atl::get), [`touch`](Atl::touch),
 //! [`recall_associated_touching`](Atl::recall_associated_touching): an access and a
@@ -63,6 +64,7 @@ use serde::{Deserialize, Serialize};
 use crate::concept::{Concept, SemanticRecord, merge_provenance};
 #[cfg(doc)]
 use crate::config::AtlBuilder;
+use crate::episode::{EpisodeApplied, EpisodeFind, EpisodeRelate};
 use crate::error::{Error, Result};
 use crate::names::name_key;
 use crate::persist::SNAPSHOT_KIND;
@@ -290,6 +292,22 @@ pub enum Op {
         /// The new confidence (never above the old).
         confidence: f64,
     },
+    /// [`Atl::record_episode`]: one episode's concepts found or created, each crediting the
+    /// episode and then referencing it, in order, then the relationships between them; applied
+    /// as the single operations (`Create` or `Hit`, then `AddRef`, for each concept, then a
+    /// `Relate` for each relationship) would be.
+    Episode {
+        /// The episode.
+        episode: RecordId,
+        /// The layer that holds it (the references' layer).
+        layer: LayerKind,
+        /// When.
+        at: Timestamp,
+        /// The concepts, in order.
+        concepts: Vec<EpisodeFind>,
+        /// The relationships, with their final weights and confidences, in order.
+        relationships: Vec<EpisodeRelate>,
+    },
 }
 
 /// What applying an operation gives back to the call that made it.
@@ -317,6 +335,8 @@ pub(crate) enum Applied {
     Consolidated(ConsolidationReport),
     /// What defining a relationship did.
     Defined(DefineOutcome),
+    /// What an episode's write did.
+    Episode(EpisodeApplied),
 }
 
 /// The layer's directory while it is open on one, with the reads not journaled yet.
@@ -471,6 +491,19 @@ impl Atl {
                 Ok(())
             }
             Op::ProposeType { name, .. } => check_type_name(name),
+            Op::Episode { concepts, relationships, .. } => {
+                for find in concepts {
+                    if let EpisodeFind::Create { concept, .. } = find {
+                        concept.validate()?;
+                    }
+                }
+                for r in relationships {
+                    self.state.registry.require(&r.relationship)?;
+                    check_unit("weight", r.weight)?;
+                    check_unit("confidence", r.confidence)?;
+                }
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
@@ -601,6 +634,9 @@ impl Atl {
             Op::ProposeType { name, description, symmetric, reflexive } => Applied::Flag(
                 self.state.registry.propose_type(&name, &description, symmetric, reflexive).unwrap_or(false),
             ),
+            Op::Episode { episode, layer, at, concepts, relationships } => {
+                Applied::Episode(self.apply_episode(episode, layer, at, concepts, relationships))
+            }
         }
     }
 

@@ -75,6 +75,7 @@
 pub mod concept;
 pub mod config;
 pub mod consolidate;
+pub mod episode;
 pub mod error;
 pub mod filter;
 mod forget;
@@ -95,6 +96,7 @@ pub use concept::{
 };
 pub use config::{AtlBuilder, AtlConfig};
 pub use consolidate::{EVICTION_BATCH_DIVISOR, EVICTION_RANKING_TTL, may_compress, retention_score};
+pub use episode::{EpisodeConcept, EpisodeRelationship, EpisodeWrite, RecordedEpisode};
 pub use error::{Error, Result};
 pub use filter::ConceptFilter;
 pub use journal::Op;

@@ -191,6 +191,25 @@ impl Atl {
         confidence: f64,
     ) -> Result<DefineOutcome> {
         let _s = tracing::debug_span!("atl_define_relationship", %source, %target).entered();
+        let op = self.resolve_relate(source, target, relationship, weight, confidence, &[])?;
+        match self.commit(op)? {
+            Applied::Defined(outcome) => Ok(outcome),
+            _ => Err(Error::UnknownRelationship { name: relationship.to_owned() }),
+        }
+    }
+
+    /// The operation of [`define_relationship`](Self::define_relationship), checked, with the
+    /// final weight and confidence chosen; nothing changes. `created` are concepts about to be
+    /// created (by the same journal record), which count as held and have no edges yet.
+    pub(crate) fn resolve_relate(
+        &self,
+        source: RecordId,
+        target: RecordId,
+        relationship: &str,
+        weight: f64,
+        confidence: f64,
+        created: &[RecordId],
+    ) -> Result<Op> {
         let reflexive = self.state.registry.require(relationship)?.reflexive;
         let weight = check_weight(weight)?;
         let confidence = check_unit("confidence", confidence)?;
@@ -203,7 +222,7 @@ impl Atl {
             // Every concept is a graph node and every node a concept. An edge found has both
             // ends, so only a new one needs them checked.
             for id in [source, target] {
-                if !graph.contains(id) {
+                if !graph.contains(id) && !created.contains(&id) {
                     return Err(Error::not_found(id));
                 }
             }
@@ -215,11 +234,7 @@ impl Atl {
             Some((w, c)) => (w.max(weight), reinforced_confidence(c, confidence)),
             None => (weight, confidence),
         };
-        let op = Op::Relate { source, target, relationship: relationship.to_owned(), weight, confidence };
-        match self.commit(op)? {
-            Applied::Defined(outcome) => Ok(outcome),
-            _ => Err(Error::UnknownRelationship { name: relationship.to_owned() }),
-        }
+        Ok(Op::Relate { source, target, relationship: relationship.to_owned(), weight, confidence })
     }
 
     /// Writes the relationship `source → target` (and its reverse for a symmetric type) with

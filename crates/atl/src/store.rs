@@ -126,13 +126,51 @@ pub struct SourcePurge {
     pub claims_retracted: usize,
 }
 
+/// A [`ConceptSpec`] borrowed, its trust checked: what `find_or_create` reads.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpecView<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) category: &'a str,
+    pub(crate) definition: &'a str,
+    pub(crate) provenance: ConceptProvenance,
+    pub(crate) source_episode: Option<RecordId>,
+    pub(crate) source: &'a Source,
+    pub(crate) trust: Trust,
+}
+
+impl<'a> SpecView<'a> {
+    fn of(spec: &'a ConceptSpec, trust: Trust) -> Self {
+        Self {
+            name: &spec.name,
+            category: &spec.category,
+            definition: &spec.definition,
+            provenance: spec.provenance,
+            source_episode: spec.source_episode,
+            source: &spec.source,
+            trust,
+        }
+    }
+}
+
+/// How a name resolves in `find_or_create`, before anything changes.
+pub(crate) enum Resolved {
+    /// The name's key is a concept's name or alias.
+    Exact(RecordId),
+    /// The name is similar to a concept's name; it becomes an alias.
+    Similar { id: RecordId, alias: String, scored: u64, score: f64, matched_key: String },
+    /// Nothing matched: this concept, with its new id, is to be created.
+    New { concept: Box<Concept>, scored: u64 },
+}
+
 /// Reusable buffers of the hot paths.
 #[derive(Debug, Default)]
-struct Scratch {
+pub(crate) struct Scratch {
     name: String,
     category: String,
     key: String,
     vector: Vec<f32>,
+    /// The name and category keys of an episode's concepts (`record_episode`).
+    pub(crate) episode_keys: Vec<(String, String)>,
 }
 
 /// The semantic layer: concepts, their relationships and their contradictions. See the
@@ -153,7 +191,7 @@ pub struct Atl {
     pub(crate) loaded_journal_seq: u64,
     /// Writes whose journal failure could not be returned (`purge_source`), counted.
     pub(crate) journal_failures: u64,
-    scratch: Scratch,
+    pub(crate) scratch: Scratch,
 }
 
 impl Drop for Atl {
@@ -290,7 +328,7 @@ impl Atl {
 
     /// Commits a write that may evict: a refused write puts the eviction candidates it took
     /// back by dropping the ranking.
-    fn commit_evicting(&mut self, op: Op) -> Result<Applied> {
+    pub(crate) fn commit_evicting(&mut self, op: Op) -> Result<Applied> {
         let result = self.commit(op);
         if result.is_err() {
             self.state.eviction.clear();
@@ -342,64 +380,96 @@ impl Atl {
     pub fn find_or_create(&mut self, spec: &ConceptSpec) -> Result<FindOrCreate> {
         let _s = tracing::debug_span!("atl_find_or_create", n_concepts = self.state.len()).entered();
         let trust = Trust::new(spec.trust)?;
-        name_key_into(&spec.name, &mut self.scratch.name);
-        if self.scratch.name.is_empty() {
-            return Err(Error::EmptyName { field: "name", value: spec.name.clone() });
-        }
-        name_key_into(&spec.category, &mut self.scratch.category);
+        let view = SpecView::of(spec, trust);
+        let mut name = std::mem::take(&mut self.scratch.name);
+        let mut category = std::mem::take(&mut self.scratch.category);
+        name_key_into(&spec.name, &mut name);
+        name_key_into(&spec.category, &mut category);
         let now = self.clock.now();
-        let Scratch { name, category, key, .. } = &mut self.scratch;
-        if let Some(id) = self.state.names.exact_with(key, category, name) {
-            let reinforced = self.hit(id, None, 0, spec, now)?;
-            return Ok(FindOrCreate { id, created: false, reinforced, matched: MatchKind::Exact });
+        let resolved = if name.is_empty() {
+            Err(Error::EmptyName { field: "name", value: spec.name.clone() })
+        } else {
+            self.resolve_find(&view, &name, &category, now)
+        };
+        self.scratch.name = name;
+        self.scratch.category = category;
+        match resolved? {
+            Resolved::Exact(id) => {
+                let reinforced = self.commit_hit(self.hit_op(id, None, 0, &view, now))?;
+                Ok(FindOrCreate { id, created: false, reinforced, matched: MatchKind::Exact })
+            }
+            Resolved::Similar { id, alias, scored, score, matched_key } => {
+                let _s = tracing::debug_span!("atl_similar_name", %id, scored).entered();
+                let reinforced = self.commit_hit(self.hit_op(id, Some(alias), scored, &view, now))?;
+                let matched = MatchKind::Similar { score, matched_key };
+                Ok(FindOrCreate { id, created: false, reinforced, matched })
+            }
+            Resolved::New { concept, scored } => {
+                let id = concept.meta.id;
+                let evicted = self.victims(now);
+                self.commit_evicting(Op::Create { concept, at: now, evicted, scored })?;
+                Ok(FindOrCreate { id, created: true, reinforced: false, matched: MatchKind::Created })
+            }
         }
-        let (hit, scored) = if is_structured_name(&spec.name) {
+    }
+
+    /// What `find_or_create` finds for `spec`, whose name and category keys are `name`
+    /// (not empty) and `category`, at `now`: nothing changes, except that a new concept takes
+    /// the next id.
+    pub(crate) fn resolve_find(
+        &mut self,
+        spec: &SpecView<'_>,
+        name: &str,
+        category: &str,
+        now: Timestamp,
+    ) -> Result<Resolved> {
+        let key = &mut self.scratch.key;
+        if let Some(id) = self.state.names.exact_with(key, category, name) {
+            return Ok(Resolved::Exact(id));
+        }
+        let (hit, scored) = if is_structured_name(spec.name) {
             (None, 0)
         } else {
             self.state.names.similar_with(key, category, name)
         };
         if let Some(hit) = hit {
-            let _s = tracing::debug_span!("atl_similar_name", id = %hit.id, scored).entered();
-            let reinforced = self.hit(hit.id, Some(spec.name.trim().to_owned()), scored as u64, spec, now)?;
-            let matched = MatchKind::Similar { score: hit.score, matched_key: hit.key };
-            return Ok(FindOrCreate { id: hit.id, created: false, reinforced, matched });
+            let alias = spec.name.trim().to_owned();
+            return Ok(Resolved::Similar {
+                id: hit.id,
+                alias,
+                scored: scored as u64,
+                score: hit.score,
+                matched_key: hit.key,
+            });
         }
         let id = self.ids.next_id(now);
-        let mut concept = Concept::new(id, &spec.name, &spec.category, now)?
-            .with_definition(spec.definition.clone())
+        let mut concept = Concept::new(id, spec.name, spec.category, now)?
+            .with_definition(spec.definition)
             .with_provenance(spec.provenance);
         concept.meta.source = spec.source.clone();
-        concept.meta.trust = trust;
+        concept.meta.trust = spec.trust;
         concept.memory_refs = MemoryRefs::with_cap(self.config.max_refs_per_layer);
         concept.source_episode_ids.extend(spec.source_episode);
         concept.validate()?;
-        let evicted = self.victims(now);
-        self.commit_evicting(Op::Create {
-            concept: Box::new(concept),
-            at: now,
-            evicted,
-            scored: scored as u64,
-        })?;
-        Ok(FindOrCreate { id, created: true, reinforced: false, matched: MatchKind::Created })
+        Ok(Resolved::New { concept: Box::new(concept), scored: scored as u64 })
     }
 
-    /// A hit on concept `id` (by similarity when `alias` is given): journals and applies what
-    /// the concept takes from the spec; returns whether it was reinforced (only a full concept
-    /// is).
-    fn hit(
-        &mut self,
+    /// The operation of a hit on concept `id` (by similarity when `alias` is given): what the
+    /// concept takes from the spec. Only what applies is carried: a definition the concept
+    /// lacks, for a full concept.
+    pub(crate) fn hit_op(
+        &self,
         id: RecordId,
         alias: Option<String>,
         scored: u64,
-        spec: &ConceptSpec,
+        spec: &SpecView<'_>,
         at: Timestamp,
-    ) -> Result<bool> {
-        // Only what applies is carried: a definition the concept lacks, for a full concept.
+    ) -> Op {
         let definition = self
             .concept(id)
             .filter(|c| c.definition.trim().is_empty() && !spec.definition.trim().is_empty())
-            .map(|_| spec.definition.clone());
-        let op = Op::Hit {
+            .map(|_| spec.definition.to_owned());
+        Op::Hit {
             id,
             at,
             alias,
@@ -407,13 +477,18 @@ impl Atl {
             episode: spec.source_episode,
             provenance: spec.provenance,
             definition,
-        };
+        }
+    }
+
+    /// Journals and applies a hit; returns whether it reinforced the concept (only a full
+    /// concept is).
+    fn commit_hit(&mut self, op: Op) -> Result<bool> {
         Ok(matches!(self.commit(op)?, Applied::Flag(true)))
     }
 
     /// The concepts to evict at `at` to make room for one more (see
     /// [Eviction at capacity](crate::consolidate#eviction-at-capacity)): none below capacity.
-    fn victims(&mut self, at: Timestamp) -> Vec<RecordId> {
+    pub(crate) fn victims(&mut self, at: Timestamp) -> Vec<RecordId> {
         let (len, max) = (self.state.len(), self.config.max_concepts);
         if len < max {
             return Vec::new();

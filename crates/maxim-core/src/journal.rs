@@ -82,7 +82,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -191,9 +191,9 @@ pub trait Sink: Send + Sync + fmt::Debug {
 /// entry is never written after damage.
 ///
 /// Under [`SyncPolicy::Interval`] appended entries are gathered in memory and a background
-/// thread writes and `fdatasync`s them once per interval (group commit), or at once when a
-/// megabyte has gathered; [`sync`](Sink::sync), a restart and dropping the sink write them
-/// too. Under [`SyncPolicy::Always`] and [`SyncPolicy::Never`] each append is written
+/// thread writes and `fdatasync`s them once per interval (group commit); an append that
+/// gathers a megabyte wakes it to write them at once (and writes them itself past four
+/// megabytes); [`sync`](Sink::sync), a restart and dropping the sink write them too. Under [`SyncPolicy::Always`] and [`SyncPolicy::Never`] each append is written
 /// before it returns.
 pub struct FileSink {
     path: PathBuf,
@@ -222,6 +222,12 @@ impl fmt::Debug for FileSink {
 
 /// Gathered entries written at once when they reach this many bytes.
 const GATHER_MAX: usize = 1 << 20;
+/// Gathered entries the appending thread writes itself, without waiting for the background
+/// thread it woke.
+const GATHER_WAKE_MAX: usize = 4 * GATHER_MAX;
+
+/// A spare gathering buffer keeps at most this many bytes of capacity between flushes.
+const SPARE_MAX: usize = 2 * GATHER_MAX;
 
 /// The file, shared with the background thread; whoever holds it writes.
 struct FileIo {
@@ -230,22 +236,33 @@ struct FileIo {
     written: u64,
     /// Whether something was written since the last `fdatasync`.
     dirty: bool,
+    /// The buffer a flush swaps in for the gathered entries, empty and kept with its
+    /// capacity: appends gather into a buffer that is already grown instead of a new one
+    /// (growing a megabyte buffer from nothing costs copies and fresh pages every time).
+    spare: Vec<u8>,
 }
 
 impl FileIo {
-    /// Writes the entries gathered so far (taken out of `gathered`, whose lock is held only
+    fn new(file: File) -> Self {
+        Self { file, written: JOURNAL_HEADER_LEN as u64, dirty: false, spare: Vec::new() }
+    }
+
+    /// Writes the entries gathered so far (swapped out of `gathered`, whose lock is held only
     /// for that), then `fdatasync`s when `sync` and something is unsynced. Appends go on
     /// gathering meanwhile. A failed write is cut back off the file.
     fn flush(&mut self, gathered: &Mutex<Vec<u8>>, sync: bool) -> io::Result<()> {
-        let batch = std::mem::take(&mut *gathered.lock().unwrap_or_else(PoisonError::into_inner));
-        if !batch.is_empty() {
+        debug_assert!(self.spare.is_empty());
+        std::mem::swap(&mut *gathered.lock().unwrap_or_else(PoisonError::into_inner), &mut self.spare);
+        if !self.spare.is_empty() {
             let at = self.written;
-            let wrote = self.file.seek(SeekFrom::Start(at)).and_then(|_| self.file.write_all(&batch));
+            let wrote = self.file.seek(SeekFrom::Start(at)).and_then(|_| self.file.write_all(&self.spare));
+            let n = self.spare.len() as u64;
+            self.recycle_spare();
             if let Err(e) = wrote {
                 let _ = self.file.set_len(at);
                 return Err(e);
             }
-            self.written += batch.len() as u64;
+            self.written += n;
             self.dirty = true;
         }
         if sync && self.dirty {
@@ -254,11 +271,23 @@ impl FileIo {
         }
         Ok(())
     }
+
+    /// Empties the spare buffer for the next flush, dropping an outsized one (an entry far
+    /// above [`GATHER_MAX`] grew it).
+    fn recycle_spare(&mut self) {
+        if self.spare.capacity() > SPARE_MAX {
+            self.spare = Vec::new();
+        } else {
+            self.spare.clear();
+        }
+    }
 }
 
-/// The background group commit of [`SyncPolicy::Interval`].
+/// The background group commit of [`SyncPolicy::Interval`]: it writes and syncs what
+/// gathered once per interval, and writes it (without a sync) when an append wakes it because
+/// a megabyte has gathered. Dropping the sender stops it.
 struct Flusher {
-    stop: Option<mpsc::Sender<()>>,
+    wake: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -267,6 +296,9 @@ struct FlushShared {
     /// Entries appended but not yet written (group commit). Lock order: `io`, then this.
     gathered: Mutex<Vec<u8>>,
     failed: AtomicBool,
+    /// Whether the background thread has been woken to write what gathered and has not yet
+    /// taken it.
+    woken: AtomicBool,
 }
 
 impl FlushShared {
@@ -291,21 +323,33 @@ impl FlushShared {
 
 impl Flusher {
     fn start(shared: &Arc<FlushShared>, interval: Duration, path: &Path) -> io::Result<Self> {
-        let (stop, stopped) = mpsc::channel::<()>();
+        let (wake, woken) = mpsc::channel::<()>();
         let inner = Arc::clone(shared);
         let path = path.to_path_buf();
         let thread = std::thread::Builder::new().name("maxim-journal-sync".into()).spawn(move || {
-            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
-                let _ = inner.flush(&path, true);
+            let mut next_sync = Instant::now() + interval;
+            loop {
+                match woken.recv_timeout(next_sync.saturating_duration_since(Instant::now())) {
+                    Ok(()) => {
+                        // Cleared first: entries gathered while this writes may wake it again.
+                        inner.woken.store(false, Ordering::Release);
+                        let _ = inner.flush(&path, false);
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        let _ = inner.flush(&path, true);
+                        next_sync = Instant::now() + interval;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
             }
         })?;
-        Ok(Self { stop: Some(stop), thread: Some(thread) })
+        Ok(Self { wake: Some(wake), thread: Some(thread) })
     }
 }
 
 impl Drop for Flusher {
     fn drop(&mut self) {
-        drop(self.stop.take());
+        drop(self.wake.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -355,11 +399,12 @@ impl FileSink {
                 return Err(rejection.into_error(path, kept));
             }
         };
-        let io = FileIo { file, written: JOURNAL_HEADER_LEN as u64, dirty: false };
+        let io = FileIo::new(file);
         let shared = Arc::new(FlushShared {
             io: Mutex::new(io),
             gathered: Mutex::new(Vec::new()),
             failed: AtomicBool::new(false),
+            woken: AtomicBool::new(false),
         });
         let flusher = match policy {
             SyncPolicy::Interval(d) => {
@@ -384,6 +429,20 @@ impl FileSink {
     /// before it was read).
     pub fn intact_len(&self) -> Option<u64> {
         self.end
+    }
+
+    /// Wakes the background thread to write what has gathered (once until it takes it);
+    /// false when there is no background thread to wake.
+    fn wake_flusher(&self) -> bool {
+        let Some(wake) = self.flusher.as_ref().and_then(|f| f.wake.as_ref()) else { return false };
+        if self.shared.woken.swap(true, Ordering::AcqRel) {
+            return true; // woken already
+        }
+        if wake.send(()).is_err() {
+            self.shared.woken.store(false, Ordering::Release);
+            return false;
+        }
+        true
     }
 
     fn check_failed(&self) -> Result<()> {
@@ -416,10 +475,12 @@ impl Sink for FileSink {
             // Group commit: only the gathering lock, held for a copy.
             let mut gathered = self.shared.gathered();
             gathered.extend_from_slice(&self.entry);
-            let full = gathered.len() >= GATHER_MAX;
+            let n_gathered = gathered.len();
             drop(gathered);
-            // Written at once when a megabyte has gathered, unless the background thread
-            // holds the file (it is writing and syncing): then it goes on gathering.
+            // A megabyte gathered is written at once: by the background thread, woken for it,
+            // or past `GATHER_WAKE_MAX` (it is behind) by this thread, unless the background
+            // thread holds the file (it is writing and syncing): then it goes on gathering.
+            let full = n_gathered >= GATHER_MAX && (n_gathered >= GATHER_WAKE_MAX || !self.wake_flusher());
             match self.shared.io.try_lock() {
                 Ok(mut io) if full => io.flush(&self.shared.gathered, false),
                 Err(std::sync::TryLockError::Poisoned(p)) if full => {
@@ -537,7 +598,7 @@ impl Sink for FileSink {
         // Gathered entries are all in the snapshot that preceded this restart: drop them.
         let mut io = self.shared.io();
         self.shared.gathered().clear();
-        *io = FileIo { file, written: JOURNAL_HEADER_LEN as u64, dirty: false };
+        *io = FileIo::new(file);
         drop(io);
         self.base = base;
         self.end = Some(JOURNAL_HEADER_LEN as u64);

@@ -205,7 +205,11 @@ impl ExtractedConcept {
     /// A concept named `name` in `category`, with its definition.
     pub fn new(name: impl Into<String>, category: Category) -> Self {
         let name = name.into();
-        let definition = format!("{}: {name}", category.as_str());
+        let category_name = category.as_str();
+        let mut definition = String::with_capacity(category_name.len() + 2 + name.len());
+        definition.push_str(category_name);
+        definition.push_str(": ");
+        definition.push_str(&name);
         Self { name, category, definition }
     }
 

@@ -507,3 +507,66 @@ fn opening_mends_cross_layer_edges_to_records_no_layer_holds() {
     let hub = open_hub(data.path(), &clock, maxim::HubConfig::default());
     assert_eq!(hub.open_report(), &maxim::hub::OpenReport::default());
 }
+
+/// A capture writes its concepts, their references to the episode and the inline
+/// relationships as ATL journal records of the episode, never as single writes, and as one
+/// record once its concepts are known; reopened, the memory holds all of it.
+#[test]
+fn a_capture_is_one_atl_record_and_a_reopen_holds_all_of_it() {
+    use maxim::atl::Op;
+    use maxim::maxim_core::MemoryLayer;
+    use maxim::maxim_core::journal::{StoreDir, SyncPolicy};
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let mut hub = open_hub(tmp.path(), &clock, maxim::HubConfig::default());
+    let mut captured = Vec::new();
+    for k in 0..20 {
+        clock.set(Timestamp::from_secs(T0 + 60 * k));
+        let room = ["kitchen", "hall"][(k % 2) as usize];
+        let e = episode("navigate", "go to the kitchen", &["mug"], &["bob"], room, k % 3 != 0);
+        let c = hub.capture_detailed(e).unwrap();
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        let named = maxim::extract::extract(hub.hippocampus().peek(c.id).unwrap());
+        assert!(named.concepts.len() >= 5, "object, person, room, goal words, tool");
+        assert_eq!(c.concepts.len(), named.concepts.len());
+        assert_eq!(c.relationships, named.relations.len());
+        for &concept in &c.concepts {
+            let held = hub.atl().concept(concept).unwrap();
+            assert!(held.memory_refs.get(LayerKind::Hippocampus).contains(&c.id));
+            assert!(held.source_episode_ids.contains(&c.id));
+        }
+        captured.push(c);
+    }
+    let state = |hub: &MemoryHub| {
+        let mut records: Vec<String> = hub.atl().iter().map(|r| format!("{r:?}")).collect();
+        records.sort();
+        (records, hub.atl().concept_graph().edge_count())
+    };
+    let live = state(&hub);
+    drop(hub);
+    let mut records_of = vec![0usize; captured.len()];
+    let mut single = Vec::new();
+    let mut dir =
+        StoreDir::<Op>::open(tmp.path().join("default").join("atl"), "atl", SyncPolicy::Never).unwrap();
+    dir.replay(0, |op| {
+        match op {
+            Op::Episode { episode, .. } => {
+                let k = captured.iter().position(|c| c.id == episode).expect("a captured episode");
+                records_of[k] += 1;
+            }
+            Op::Hit { .. } | Op::AddRef { .. } => single.push(format!("{op:?}")),
+            _ => {}
+        }
+        Ok::<_, maxim::maxim_core::Error>(())
+    })
+    .unwrap();
+    drop(dir);
+    assert!(single.is_empty(), "single writes: {single:?}");
+    assert!(records_of[0] >= 1);
+    assert!(records_of[1..].iter().all(|&n| n == 1), "{records_of:?}");
+    let back = open_hub(tmp.path(), &clock, maxim::HubConfig::default());
+    assert_eq!(state(&back), live);
+    assert_eq!(back.hippocampus().len(), captured.len());
+    let mug = back.atl().concept(captured[0].concepts[0]).unwrap();
+    assert_eq!(mug.memory_refs.get(LayerKind::Hippocampus).len(), captured.len());
+}

@@ -13,7 +13,9 @@ use maxim_core::{LayerKind, ManualClock, MemoryLayer, MemoryRecord, RecordId, So
 use proptest::prelude::*;
 
 use crate::relations::EdgeUpdate;
-use crate::{Atl, AtlConfig, ConceptFilter, spec};
+use crate::{
+    Atl, AtlConfig, ConceptFilter, EpisodeConcept, EpisodeRelationship, EpisodeWrite, RecordedEpisode, spec,
+};
 
 const NAMES: [&str; 14] = [
     "coffee mug",
@@ -87,8 +89,16 @@ fn digest(atl: &Atl) -> String {
 
 #[derive(Debug, Clone)]
 enum Step {
-    Find { name: u8, category: u8, episode: Option<u8>, define: bool },
-    Insert { name: u8, metadata: bool },
+    Find {
+        name: u8,
+        category: u8,
+        episode: Option<u8>,
+        define: bool,
+    },
+    Insert {
+        name: u8,
+        metadata: bool,
+    },
     Reinforce(u8, Option<u8>),
     Remove(u8),
     Get(u8),
@@ -100,7 +110,13 @@ enum Step {
     AddRef(u8, u8),
     RemoveRef(u8, u8),
     Substrate(u8),
-    SetProperty { at: u8, key: u8, value: u8, source: u8, trust: u8 },
+    SetProperty {
+        at: u8,
+        key: u8,
+        value: u8,
+        source: u8,
+        trust: u8,
+    },
     Accept(u8, u8, u8),
     Retract(u8, u8, u8),
     RemoveProperty(u8, u8),
@@ -113,6 +129,14 @@ enum Step {
     Days(u8),
     Minutes(u8),
     Checkpoint,
+    /// `record_episode`: concepts (name, category, defined), relationships (source, target,
+    /// type, weight), the episode and its trust.
+    Episode {
+        episode: u8,
+        concepts: Vec<(u8, u8, bool)>,
+        relations: Vec<(u8, u8, u8, u8)>,
+        trust: u8,
+    },
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -147,7 +171,111 @@ fn step() -> impl Strategy<Value = Step> {
         1 => b().prop_map(Step::Days),
         2 => b().prop_map(Step::Minutes),
         1 => Just(Step::Checkpoint),
+        5 => episode_step(),
     ]
+}
+
+fn episode_step() -> impl Strategy<Value = Step> {
+    let b = any::<u8>;
+    (
+        b(),
+        prop::collection::vec((b(), b(), any::<bool>()), 0..6),
+        prop::collection::vec((b(), b(), b(), b()), 0..7),
+        b(),
+    )
+        .prop_map(|(episode, concepts, relations, trust)| Step::Episode {
+            episode,
+            concepts,
+            relations,
+            trust,
+        })
+}
+
+/// The concepts and relationships of an episode step, owned.
+struct EpisodeParts {
+    names: Vec<(&'static str, &'static str, String)>,
+    relations: Vec<(usize, usize, &'static str, f64)>,
+    source: Source,
+    trust: f64,
+}
+
+impl EpisodeParts {
+    fn of(concepts: &[(u8, u8, bool)], relations: &[(u8, u8, u8, u8)], trust: u8) -> Self {
+        let names = concepts
+            .iter()
+            .map(|&(n, c, define)| {
+                let name = NAMES[usize::from(n) % NAMES.len()];
+                let definition = if define { format!("defined {n}") } else { String::new() };
+                (name, CATEGORIES[usize::from(c) % 2], definition)
+            })
+            .collect();
+        // Now and then bad input: an index past the end, a type not known (NESTS_IN, unless
+        // proposed), a weight above 1.
+        let n = concepts.len().max(1);
+        let relations = relations
+            .iter()
+            .map(|&(x, y, t, w)| {
+                let x = if x == 255 { n } else { usize::from(x) % n };
+                let t = if t == 255 { "NESTS_IN" } else { TYPES[usize::from(t) % 4] };
+                (x, usize::from(y) % n, t, f64::from(w % 51) / 50.0 + if w == 255 { 1.0 } else { 0.0 })
+            })
+            .collect();
+        // Mostly the episode's trust; now and then out of range.
+        let trust = if trust == 255 { 1.5 } else { 0.6 };
+        Self { names, relations, source: source(2), trust }
+    }
+
+    fn concepts(&self) -> Vec<EpisodeConcept<'_>> {
+        self.names.iter().map(|(n, c, d)| EpisodeConcept::new(n, c, d)).collect()
+    }
+
+    fn relationships(&self) -> Vec<EpisodeRelationship<'_>> {
+        self.relations.iter().map(|&(a, b, t, w)| EpisodeRelationship::new(a, b, t, w, 0.3)).collect()
+    }
+}
+
+/// What `record_episode` reports, without the record count (the single calls have none).
+fn recorded(r: &Result<RecordedEpisode, crate::Error>) -> String {
+    match r {
+        Ok(r) => format!("{:?} {:?} {:?}", r.concepts, r.referenced, r.relationships),
+        Err(e) => format!("error {e}"),
+    }
+}
+
+/// The single calls `record_episode` stands for: `find_or_create` and `add_ref` per concept,
+/// then `define_relationship` per relationship whose ends differ. Called only on input
+/// `record_episode` accepts.
+fn episode_by_single_calls(atl: &mut Atl, episode: RecordId, parts: &EpisodeParts) -> RecordedEpisode {
+    let mut out = RecordedEpisode::default();
+    for (name, category, definition) in &parts.names {
+        let mut s = spec(name, category);
+        definition.clone_into(&mut s.definition);
+        s.source_episode = Some(episode);
+        s.source = parts.source.clone();
+        s.trust = parts.trust;
+        let found = atl.find_or_create(&s).unwrap();
+        let referenced = match atl.add_ref(found.id, LayerKind::Hippocampus, episode) {
+            Ok(added) => added,
+            Err(crate::Error::Compressed { .. }) => false,
+            Err(e) => panic!("add_ref: {e}"),
+        };
+        out.concepts.push(found);
+        out.referenced.push(referenced);
+    }
+    for &(a, b, t, w) in &parts.relations {
+        let (source, target) = (out.concepts[a].id, out.concepts[b].id);
+        let defined = if source == target {
+            None
+        } else {
+            match atl.define_relationship(source, target, t, w, 0.3) {
+                Ok(o) => Some(o),
+                Err(e) if e.is_not_found() => None,
+                Err(e) => panic!("define_relationship: {e}"),
+            }
+        };
+        out.relationships.push(defined);
+    }
+    out
 }
 
 /// Runs `step` on `atl`; what the call returned, as text, for comparing two layers.
@@ -279,6 +407,14 @@ fn run(atl: &mut Atl, clock: &ManualClock, step: &Step) -> String {
             }
             String::new()
         }
+        Step::Episode { episode, ref concepts, ref relations, trust } => {
+            let parts = EpisodeParts::of(concepts, relations, trust);
+            let (concepts, relationships) = (parts.concepts(), parts.relationships());
+            let write = EpisodeWrite::new(ep(episode), LayerKind::Hippocampus, &parts.source, parts.trust)
+                .concepts(&concepts)
+                .relationships(&relationships);
+            recorded(&atl.record_episode(&write))
+        }
     }
 }
 
@@ -341,4 +477,144 @@ fn reads_are_journaled_with_the_next_write_and_at_drop() {
     let back = open(dir.path(), &clock);
     assert_eq!(back.record(mug).unwrap().meta().access_count, 3); // created, got, touched
     assert_eq!(digest(&back), expected);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `record_episode` reports and leaves exactly what its single calls do, among every
+    /// other write (at capacity too: the layer holds 10 concepts), and its journal replays to
+    /// the same layer.
+    #[test]
+    fn an_episode_write_is_its_single_calls(steps in prop::collection::vec(step(), 1..70)) {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+        let mut batched = open(dir.path(), &clock);
+        let mut single = Atl::builder().clock(clock.shared()).config(config()).id_seed(9).build().unwrap();
+        for (i, s) in steps.iter().enumerate() {
+            let (a, b) = match s {
+                Step::Episode { episode, concepts, relations, trust } => {
+                    let parts = EpisodeParts::of(concepts, relations, *trust);
+                    let (concepts, relationships) = (parts.concepts(), parts.relationships());
+                    let id = RecordId::from_u128(1_000 + u128::from(*episode % 8));
+                    let write = EpisodeWrite::new(id, LayerKind::Hippocampus, &parts.source, parts.trust)
+                        .concepts(&concepts)
+                        .relationships(&relationships);
+                    let before = digest(&batched);
+                    let result = batched.record_episode(&write);
+                    if result.is_err() {
+                        // Refused input changes nothing, and the single calls are not made.
+                        prop_assert_eq!(digest(&batched), before);
+                        continue;
+                    }
+                    prop_assert!(result.as_ref().unwrap().records >= usize::from(!concepts.is_empty()));
+                    (recorded(&result), recorded(&Ok(episode_by_single_calls(&mut single, id, &parts))))
+                }
+                _ => (run(&mut batched, &clock, s), run(&mut single, &clock, s)),
+            };
+            prop_assert_eq!(a, b, "step {} {:?}", i, s);
+        }
+        let expected = digest(&batched);
+        prop_assert_eq!(&digest(&single), &expected);
+        drop(batched);
+        prop_assert_eq!(digest(&open(dir.path(), &clock)), expected);
+    }
+}
+
+fn episode_write_parts() -> EpisodeParts {
+    // An object, a place, two goal words and a tool (the hub's shape), related pairwise.
+    let concepts = [(0, 0, true), (3, 1, true), (10, 0, false), (12, 0, false), (7, 1, true)];
+    let relations = [(0, 1, 1, 3), (0, 2, 3, 3), (2, 3, 0, 3), (3, 4, 1, 3)];
+    EpisodeParts::of(&concepts, &relations, 0)
+}
+
+/// A crash in the middle of writing an episode's record loses that episode whole and nothing
+/// before it: the record is cut at every byte and the directory reopened.
+#[test]
+fn a_torn_episode_record_loses_that_episode_whole_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+    let parts = episode_write_parts();
+    let (concepts, relationships) = (parts.concepts(), parts.relationships());
+    let write = |atl: &mut Atl, n: u128| {
+        let id = RecordId::from_u128(1_000 + n);
+        let w = EpisodeWrite::new(id, LayerKind::Hippocampus, &parts.source, parts.trust)
+            .concepts(&concepts)
+            .relationships(&relationships);
+        atl.record_episode(&w).unwrap()
+    };
+    let mut atl = Atl::builder()
+        .clock(clock.shared())
+        .id_seed(9)
+        .sync_policy(SyncPolicy::Always)
+        .open(dir.path())
+        .unwrap();
+    for n in 0..3 {
+        write(&mut atl, n);
+        clock.advance(Duration::from_secs(60));
+    }
+    let journal = dir.path().join("atl.journal");
+    let before_last = std::fs::metadata(&journal).unwrap().len();
+    let acknowledged = digest(&atl);
+    let last = write(&mut atl, 3);
+    assert_eq!(last.records, 1, "known concepts of distinct names: one record");
+    assert!(last.concepts.iter().all(|c| !c.created && c.reinforced));
+    let full = digest(&atl);
+    drop(atl);
+    let bytes = std::fs::read(&journal).unwrap();
+    let reopen = |len: usize| {
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::write(copy.path().join("atl.journal"), &bytes[..len]).unwrap();
+        let atl = Atl::builder().clock(clock.shared()).id_seed(9).open(copy.path()).unwrap();
+        digest(&atl)
+    };
+    assert_eq!(reopen(bytes.len()), full);
+    let start = usize::try_from(before_last).unwrap();
+    for cut in start..bytes.len() {
+        assert_eq!(reopen(cut), acknowledged, "cut at byte {cut} of the last record");
+    }
+}
+
+/// Bad input to `record_episode` is an error naming what is wrong, and nothing changes:
+/// not the layer, not the journal.
+#[test]
+fn a_refused_episode_changes_nothing() {
+    type Expected = fn(&crate::Error) -> bool;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(Timestamp::from_secs(1_700_000_000));
+    let mut atl = open(dir.path(), &clock);
+    let parts = episode_write_parts();
+    let (concepts, relationships) = (parts.concepts(), parts.relationships());
+    let ep = RecordId::from_u128(1_000);
+    let good = EpisodeWrite::new(ep, LayerKind::Hippocampus, &parts.source, 0.6)
+        .concepts(&concepts)
+        .relationships(&relationships);
+    atl.record_episode(&good).unwrap();
+    let journal = dir.path().join("atl.journal");
+    let (state, len) = (digest(&atl), std::fs::metadata(&journal).unwrap().len());
+    let empty = [EpisodeConcept::new("mug", "object", ""), EpisodeConcept::new(" -- ", "object", "")];
+    let out_of_range = [EpisodeRelationship::new(0, 5, "IS_A", 0.3, 0.3)];
+    let unknown = [EpisodeRelationship::new(0, 1, "NESTS_IN", 0.3, 0.3)];
+    let nan = [EpisodeRelationship::new(0, 1, "IS_A", f64::NAN, 0.3)];
+    let high = [EpisodeRelationship::new(0, 1, "IS_A", 0.3, 1.5)];
+    let cases: Vec<(EpisodeWrite<'_>, Expected)> = vec![
+        (EpisodeWrite { trust: -0.1, ..good }, |e| {
+            matches!(e, crate::Error::Core(maxim_core::Error::OutOfRange { .. }))
+        }),
+        (good.concepts(&empty), |e| matches!(e, crate::Error::EmptyName { field: "name", .. })),
+        (good.relationships(&out_of_range), |e| {
+            matches!(e, crate::Error::Core(maxim_core::Error::InvalidArgument { .. }))
+        }),
+        (good.relationships(&unknown), |e| matches!(e, crate::Error::UnknownRelationship { .. })),
+        (good.relationships(&nan), |e| matches!(e, crate::Error::Core(maxim_core::Error::OutOfRange { .. }))),
+        (good.relationships(&high), |e| {
+            matches!(e, crate::Error::Core(maxim_core::Error::OutOfRange { .. }))
+        }),
+    ];
+    for (i, (write, expected)) in cases.iter().enumerate() {
+        let err = atl.record_episode(write).unwrap_err();
+        assert!(expected(&err), "case {i}: {err:?}");
+        assert_eq!(digest(&atl), state, "case {i}");
+        assert_eq!(std::fs::metadata(&journal).unwrap().len(), len, "case {i}");
+    }
 }

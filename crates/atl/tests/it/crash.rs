@@ -1,5 +1,6 @@
-//! The crash test (issue 15): a child process writes concepts, relationships, properties and
-//! removals through the public API on a directory with `SyncPolicy::Always` and reports each
+//! The crash test (issue 15): a child process writes concepts, relationships, properties,
+//! removals and episodes (`record_episode`: three new concepts and their relationships in one
+//! record) through the public API on a directory with `SyncPolicy::Always` and reports each
 //! acknowledged write; the parent kills it with SIGKILL at random moments, then opens the
 //! directory and checks that every acknowledged write is there, that nothing unacknowledged is
 //! half there, and that no temporary is left.
@@ -13,9 +14,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use atl::{Atl, Direction, spec};
+use atl::{Atl, Direction, EpisodeConcept, EpisodeRelationship, EpisodeWrite, spec};
 use maxim_core::journal::SyncPolicy;
-use maxim_core::{MemoryLayer, MemoryRecord, RecordId, Source, SplitMix64};
+use maxim_core::{LayerKind, MemoryLayer, MemoryRecord, RecordId, Source, SplitMix64};
 
 const DIR_VAR: &str = "MAXIM_CRASH_DIR";
 
@@ -24,7 +25,8 @@ fn open(dir: &Path) -> Atl {
 }
 
 /// The child: writes until it is killed, printing `ack create <id>`, `ack relate <a> <b>`,
-/// `ack property <id> <n>`, `ack remove <id>` or `ack checkpoint` after each call returns.
+/// `ack property <id> <n>`, `ack remove <id>`, `ack episode <a> <b> <c>` or `ack checkpoint`
+/// after each call returns.
 #[test]
 fn child_writer() {
     let Some(dir) = std::env::var_os(DIR_VAR) else { return };
@@ -63,6 +65,35 @@ fn child_writer() {
             out.flush().unwrap();
             atl.set_property(a, "n", value.as_str(), Source::UserStated, 1.0).expect("property");
             writeln!(out, "ack property {} {value}", a.as_u128()).unwrap();
+        } else if roll < 60 {
+            // Three new concepts in three categories, related: one journal record.
+            let names: Vec<String> = (0..3).map(|k| format!("episode {seed} {n} {k}")).collect();
+            let concepts: Vec<EpisodeConcept<'_>> = names
+                .iter()
+                .zip(["object", "person", "location"])
+                .map(|(name, category)| EpisodeConcept::new(name, category, "seen"))
+                .collect();
+            let relationships = [
+                EpisodeRelationship::new(0, 1, "HAS_PART", 0.5, 0.5),
+                EpisodeRelationship::new(1, 2, "HAS_PART", 0.5, 0.5),
+            ];
+            let source = Source::Episodic;
+            let write = EpisodeWrite::new(
+                RecordId::from_u128(u128::from(n) + 1),
+                LayerKind::Hippocampus,
+                &source,
+                0.6,
+            )
+            .concepts(&concepts)
+            .relationships(&relationships);
+            writeln!(out, "try episode").unwrap();
+            out.flush().unwrap();
+            let recorded = atl.record_episode(&write).expect("episode");
+            assert_eq!(recorded.records, 1);
+            let ids: Vec<RecordId> = recorded.concepts.iter().map(|c| c.id).collect();
+            held.extend(&ids);
+            let [a, b, c] = [ids[0], ids[1], ids[2]].map(RecordId::as_u128);
+            writeln!(out, "ack episode {a} {b} {c}").unwrap();
         } else {
             let made = atl.find_or_create(&spec(&format!("thing {seed} {n}"), "object")).expect("create");
             assert!(made.created);
@@ -87,6 +118,8 @@ fn every_acknowledged_write_survives_sigkill() {
     let mut relations: BTreeSet<(u128, u128)> = BTreeSet::new();
     let mut properties: BTreeMap<u128, String> = BTreeMap::new();
     let (mut checked, mut acked_total) = (0usize, 0usize);
+    // Kills in the middle of an episode's write, and how many of those episodes landed whole.
+    let (mut episodes_cut, mut episodes_landed) = (0usize, 0usize);
     for round in 0..kills {
         let mut child = Command::new(&exe)
             .args(["crash::child_writer", "--exact", "--nocapture", "--test-threads=1"])
@@ -132,6 +165,11 @@ fn every_acknowledged_write_survives_sigkill() {
                 }
                 (Some("ack"), Some("relate")) => {
                     relations.insert((num(2).unwrap(), num(3).unwrap()));
+                }
+                (Some("ack"), Some("episode")) => {
+                    let [a, b, c] = [2, 3, 4].map(|i| num(i).unwrap());
+                    present.extend([a, b, c]);
+                    relations.extend([(a, b), (b, c)]);
                 }
                 (Some("ack"), Some("property")) => {
                     properties.insert(num(2).unwrap(), parts[3].to_owned());
@@ -183,9 +221,29 @@ fn every_acknowledged_write_survives_sigkill() {
             assert_eq!(v, Some(value.as_str()), "round {round}: property of {id}");
             checked += 1;
         }
-        // The creation in flight at the kill may have landed, whole; nothing else may appear.
+        // The creation or the episode in flight at the kill may have landed, whole; nothing
+        // else may appear.
         let extra: Vec<u128> = held.difference(&present).copied().collect();
-        assert!(extra.len() <= 1, "round {round}: unacknowledged concepts present: {extra:?}");
+        let episode_in_flight = lines.last().is_some_and(|l| l == "try episode");
+        if episode_in_flight {
+            episodes_cut += 1;
+            episodes_landed += usize::from(extra.len() == 3);
+            assert!(
+                extra.is_empty() || extra.len() == 3,
+                "round {round}: part of an episode landed: {extra:?}"
+            );
+            if extra.len() == 3 {
+                let degree = |id: u128| {
+                    let found =
+                        atl.find_relationships(RecordId::from_u128(id), Some("HAS_PART"), Direction::Both, 8);
+                    found.unwrap().len()
+                };
+                let linked: usize = extra.iter().map(|&id| degree(id)).sum();
+                assert_eq!(linked, 4, "round {round}: an episode landed without its relationships");
+            }
+        } else {
+            assert!(extra.len() <= 1, "round {round}: unacknowledged concepts present: {extra:?}");
+        }
         present.extend(extra);
         let stray: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
@@ -196,6 +254,9 @@ fn every_acknowledged_write_survives_sigkill() {
         assert!(stray.is_empty(), "round {round}: {stray:?}");
         drop(atl);
     }
-    eprintln!("crash test: {kills} kills, {acked_total} acknowledged writes, {checked} checks, 0 lost");
+    eprintln!(
+        "crash test: {kills} kills, {acked_total} acknowledged writes, {checked} checks, 0 lost; \
+         {episodes_cut} kills during an episode's write, {episodes_landed} of those episodes landed whole"
+    );
     assert!(acked_total > kills, "the children wrote too little to test anything");
 }

@@ -413,6 +413,78 @@ fn gathered_entries_are_read_back_and_a_sync_writes_them() {
     );
 }
 
+#[test]
+fn flushes_keep_the_gathering_buffers_grown_and_every_entry_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = journal_file(tmp.path());
+    let mut sink = FileSink::open(&path, KIND, SyncPolicy::Interval(Duration::from_secs(3600))).unwrap();
+    sink.read_from(0, &mut |_, _| Ok(())).unwrap();
+    // About five megabytes: the appends themselves write each full megabyte.
+    let payload = |seq: u64| -> Vec<u8> { (0..1000).map(|i| (seq as usize * 7 + i) as u8).collect() };
+    let n = 5 * GATHER_MAX as u64 / 1000;
+    for seq in 1..=n {
+        sink.append(seq, &payload(seq)).unwrap();
+    }
+    {
+        let io = sink.shared.io();
+        assert!(io.spare.is_empty() && io.spare.capacity() >= GATHER_MAX, "the written buffer is kept");
+        assert!(sink.shared.gathered().capacity() >= GATHER_MAX, "appends gather into a grown buffer");
+    }
+    // An outsized entry's buffer is not kept.
+    sink.append(n + 1, &vec![1u8; 3 * GATHER_MAX]).unwrap();
+    sink.sync().unwrap();
+    assert!(sink.shared.io().spare.capacity() <= SPARE_MAX);
+    let mut seen = 0;
+    sink.read_from(0, &mut |seq, bytes| {
+        seen += 1;
+        assert_eq!(seq, seen);
+        if seq <= n {
+            assert_eq!(bytes, payload(seq));
+        } else {
+            assert_eq!(bytes.len(), 3 * GATHER_MAX);
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seen, n + 1);
+}
+
+#[test]
+fn a_gathered_megabyte_wakes_the_background_thread_to_write_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = journal_file(tmp.path());
+    let mut sink = FileSink::open(&path, KIND, SyncPolicy::Interval(Duration::from_secs(3600))).unwrap();
+    sink.read_from(0, &mut |_, _| Ok(())).unwrap();
+    let payload = vec![7u8; 1000];
+    let n = GATHER_MAX as u64 / 1000 + 1;
+    let shared = Arc::clone(&sink.shared);
+    {
+        // While the file is held, the appends only gather (and wake the background thread).
+        let _held = shared.io();
+        for seq in 1..=n {
+            sink.append(seq, &payload).unwrap();
+        }
+        assert_eq!(fs::metadata(&path).unwrap().len(), JOURNAL_HEADER_LEN as u64);
+        assert!(shared.gathered().len() >= GATHER_MAX);
+    }
+    // Long before the interval ends, the background thread writes them.
+    let expected = JOURNAL_HEADER_LEN as u64 + n * (ENTRY_HEADER_LEN as u64 + 1000);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while fs::metadata(&path).unwrap().len() < expected {
+        assert!(std::time::Instant::now() < deadline, "the background thread never wrote the megabyte");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(!shared.failed.load(Ordering::Acquire));
+    let mut seen = 0;
+    sink.read_from(0, &mut |seq, bytes| {
+        seen += 1;
+        assert_eq!((seq, bytes), (seen, &payload[..]));
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seen, n);
+}
+
 /// A lock released by a store that is dropped must be free to the next open even while
 /// another thread spawns processes (each fork holds a copy of the lock's descriptor until
 /// its exec). Without the lock's patience this failed within a second of reopening.

@@ -5,7 +5,8 @@
 //! 1. its concepts (objects, people, place, goal words, tool: [`crate::extract()`]) are found
 //!    or created in the ATL, crediting the episode, with the episode's source and trust;
 //!    each gets a reference to the episode and an INSTANCE_OF edge from it, and the §13
-//!    inline relationships relate them to each other;
+//!    inline relationships relate them to each other (the ATL's part is one write and, once
+//!    the concepts are known, one journal record: [`atl::Atl::record_episode`]);
 //! 2. a known tool outcome and goal outcome teach NAc (`tool:<name>` → `tool:<name>:positive`
 //!    or `:negative`, and the same for the goal) and the statistician;
 //! 3. the hub's metric series get one event each;
@@ -15,6 +16,7 @@
 //! (a concept name the ATL refuses, a full graph) the episode stays, the failure is logged
 //! and returned in [`Captured::warnings`], and the other steps still run.
 
+use atl::{EpisodeConcept, EpisodeRelationship, EpisodeWrite, RecordedEpisode};
 use hippocampus::{Episode, NewEpisode};
 use maxim_core::{CrossEdgeKind, LayerKind, LayerRecord, RecordId, Timestamp};
 use nac::{Observation, Valence};
@@ -95,12 +97,107 @@ impl MemoryHub {
     }
 
     fn derive_concepts(&mut self, episode: &Derived, out: &mut Captured) {
+        let extraction = &episode.extraction;
+        if extraction.concepts.is_empty() {
+            return;
+        }
+        let concepts: Vec<EpisodeConcept<'_>> = extraction
+            .concepts
+            .iter()
+            .map(|c| EpisodeConcept::new(&c.name, c.category.as_str(), &c.definition))
+            .collect();
+        let relationships: Vec<EpisodeRelationship<'_>> = extraction
+            .relations
+            .iter()
+            .map(|&(a, b, kind)| EpisodeRelationship::new(a, b, kind.as_str(), INLINE_WEIGHT, INLINE_WEIGHT))
+            .collect();
+        let write = EpisodeWrite::new(episode.id, LayerKind::Hippocampus, &episode.source, episode.trust)
+            .concepts(&concepts)
+            .relationships(&relationships);
+        // One journal record for the episode's concepts, references and relationships.
+        let ids = match self.atl.record_episode(&write) {
+            Ok(recorded) => self.link_recorded(episode, &recorded, out),
+            // A name the ATL refuses (checked before anything is written): the concepts one
+            // by one, so that the others are still found.
+            Err(atl::Error::EmptyName { .. }) => self.derive_concepts_one_by_one(episode, out),
+            Err(e) => {
+                warn(out, format!("concepts of episode {}: {e}", episode.id));
+                return;
+            }
+        };
+        // A tool's concept is a kind of tool capability: the anchor the statistician's
+        // patterns about it attach to.
+        if let Some(i) = extraction.concepts.iter().position(|c| c.category == Category::Action)
+            && let Some(Some(tool)) = ids.get(i)
+            && let Err(e) = self.link_tool_capability(*tool)
+        {
+            warn(out, format!("tool capability of {}: {e}", extraction.concepts[i].name));
+        }
+    }
+
+    /// The hub's side of an episode the ATL recorded: the knowledge index of the concepts it
+    /// created, the INSTANCE_OF edges, and what it could not write, as warnings. Returns the
+    /// concept ids by extraction index.
+    fn link_recorded(
+        &mut self,
+        episode: &Derived,
+        recorded: &RecordedEpisode,
+        out: &mut Captured,
+    ) -> Vec<Option<RecordId>> {
+        let id = episode.id;
+        let extraction = &episode.extraction;
+        let from = LayerRecord::new(LayerKind::Hippocampus, id);
+        for (i, found) in recorded.concepts.iter().enumerate() {
+            let concept = &extraction.concepts[i];
+            let to = LayerRecord::new(LayerKind::Atl, found.id);
+            if found.created {
+                self.index_knowledge(to);
+            }
+            out.concepts.push(found.id);
+            out.concepts_created += usize::from(found.created);
+            if !recorded.referenced[i] && self.atl.record(found.id).is_some_and(|r| r.as_concept().is_none())
+            {
+                let e = atl::Error::Compressed { id: found.id, what: "memory references" };
+                warn(out, format!("reference {} → episode {id}: {e}", concept.name));
+            }
+            if let Err(e) = self.graph.add_edge(from, to, CrossEdgeKind::InstanceOf, INSTANCE_WEIGHT) {
+                warn(out, format!("INSTANCE_OF episode {id} → {}: {e}", concept.name));
+            }
+        }
+        for (&(a, b, kind), defined) in extraction.relations.iter().zip(&recorded.relationships) {
+            let (source, target) = (recorded.concepts[a].id, recorded.concepts[b].id);
+            match defined {
+                Some(_) => out.relationships += 1,
+                None if source != target => {
+                    warn(
+                        out,
+                        format!("{kind} between concepts of episode {id}: a concept is no longer held"),
+                    );
+                }
+                None => {}
+            }
+        }
+        recorded.concepts.iter().map(|f| Some(f.id)).collect()
+    }
+
+    /// Step 1 one concept at a time (each its own ATL write): for an episode one of whose
+    /// names the ATL refuses. Returns the concept ids by extraction index.
+    fn derive_concepts_one_by_one(&mut self, episode: &Derived, out: &mut Captured) -> Vec<Option<RecordId>> {
         let id = episode.id;
         let from = LayerRecord::new(LayerKind::Hippocampus, id);
         let extraction = &episode.extraction;
         let mut ids: Vec<Option<RecordId>> = Vec::with_capacity(extraction.concepts.len());
-        for (concept, spec) in extraction.concepts.iter().zip(&episode.specs) {
-            match self.atl.find_or_create(spec) {
+        for concept in &extraction.concepts {
+            let spec = maxim_core::ConceptSpec {
+                name: concept.name.clone(),
+                category: concept.category.as_str().to_owned(),
+                definition: concept.definition.clone(),
+                provenance: maxim_core::ConceptProvenance::EpisodicConsolidation,
+                source_episode: Some(id),
+                source: episode.source.clone(),
+                trust: episode.trust,
+            };
+            match self.atl.find_or_create(&spec) {
                 Ok(found) => {
                     if found.created {
                         self.index_knowledge(LayerRecord::new(LayerKind::Atl, found.id));
@@ -134,14 +231,7 @@ impl MemoryHub {
                 Err(e) => warn(out, format!("{kind} between concepts of episode {id}: {e}")),
             }
         }
-        // A tool's concept is a kind of tool capability: the anchor the statistician's
-        // patterns about it attach to.
-        if let Some(i) = extraction.concepts.iter().position(|c| c.category == Category::Action)
-            && let Some(Some(tool)) = ids.get(i)
-            && let Err(e) = self.link_tool_capability(*tool)
-        {
-            warn(out, format!("tool capability of {}: {e}", extraction.concepts[i].name));
-        }
+        ids
     }
 
     fn derive_outcomes(&mut self, episode: &Derived, out: &mut Captured) {
@@ -150,24 +240,31 @@ impl MemoryHub {
         let id = episode.id;
         let value = if success { 1.0 } else { 0.0 };
         let valence = if success { Valence::Positive } else { Valence::Negative };
-        let suffix = if success { "positive" } else { "negative" };
+        let suffix = if success { ":positive" } else { ":negative" };
+        // One buffer holds the event (`tool:<name>`), then the outcome (the event and the
+        // suffix), then the metric (the event and `:success`).
+        let mut key = String::new();
         if let Some(tool) = &episode.tool {
-            let event = format!("tool:{tool}");
-            let outcome = format!("{event}:{suffix}");
-            self.observe(&Observation::new("tool", &event, "tool_result", &outcome, valence).memory(id), out);
+            let event = outcome_key(&mut key, "tool:", tool, suffix);
+            let observation =
+                Observation::new("tool", &key[..event], "tool_result", &key, valence).memory(id);
+            self.observe(&observation, out);
             if let Err(e) = self.statistician.record_tool_result(tool, success, at) {
                 warn(out, format!("statistician, tool {tool}: {e}"));
             }
-            self.metrics.record(&format!("{event}:success"), at, value);
+            metric_key(&mut key, "tool:", tool);
+            self.metrics.record(&key, at, value);
         }
-        if let Some(key) = &episode.goal_key {
-            let event = format!("goal:{key}");
-            let outcome = format!("{event}:{suffix}");
-            self.observe(&Observation::new("goal", &event, "goal_result", &outcome, valence).memory(id), out);
-            if let Err(e) = self.statistician.record_goal(key, success, at) {
-                warn(out, format!("statistician, goal {key}: {e}"));
+        if let Some(goal) = &episode.goal_key {
+            let event = outcome_key(&mut key, "goal:", goal, suffix);
+            let observation =
+                Observation::new("goal", &key[..event], "goal_result", &key, valence).memory(id);
+            self.observe(&observation, out);
+            if let Err(e) = self.statistician.record_goal(goal, success, at) {
+                warn(out, format!("statistician, goal {goal}: {e}"));
             }
-            self.metrics.record(&format!("{event}:success"), at, value);
+            metric_key(&mut key, "goal:", goal);
+            self.metrics.record(&key, at, value);
         }
     }
 
@@ -244,7 +341,9 @@ struct Derived {
     created_at: Timestamp,
     timestamp: Timestamp,
     extraction: extract::Extraction,
-    specs: Vec<maxim_core::ConceptSpec>,
+    /// The episode's source and trust, which the concepts it creates take.
+    source: maxim_core::Source,
+    trust: f64,
     success: Option<bool>,
     tool: Option<String>,
     goal_key: Option<String>,
@@ -253,7 +352,6 @@ struct Derived {
 impl Derived {
     fn of(episode: &Episode) -> Self {
         let extraction = extract::extract(episode);
-        let specs = extraction.concepts.iter().map(|c| c.spec(episode)).collect();
         let tool = Some(episode.tool_name().trim()).filter(|t| !t.is_empty()).map(str::to_owned);
         let goal_key =
             episode.goal().map(|g| maxim_core::text::normalize_tokens(g).join("_")).filter(|k| !k.is_empty());
@@ -262,7 +360,8 @@ impl Derived {
             created_at: episode.meta().created_at,
             timestamp: episode.meta().timestamp,
             extraction,
-            specs,
+            source: episode.meta().source.clone(),
+            trust: episode.meta().trust.get(),
             success: episode.success(),
             tool,
             goal_key,
@@ -272,6 +371,25 @@ impl Derived {
 
 /// The name of the category concept every tool concept IS_A.
 pub(super) const TOOL_CAPABILITY: &str = "tool capability";
+
+/// Writes `<kind><name><suffix>` into `key`; returns the length of the event
+/// `<kind><name>` at its start.
+fn outcome_key(key: &mut String, kind: &str, name: &str, suffix: &str) -> usize {
+    key.clear();
+    key.push_str(kind);
+    key.push_str(name);
+    let event = key.len();
+    key.push_str(suffix);
+    event
+}
+
+/// Writes the metric `<kind><name>:success` into `key`.
+fn metric_key(key: &mut String, kind: &str, name: &str) {
+    key.clear();
+    key.push_str(kind);
+    key.push_str(name);
+    key.push_str(":success");
+}
 
 fn warn(out: &mut Captured, message: String) {
     tracing::warn!(episode = %out.id, "{message}");
