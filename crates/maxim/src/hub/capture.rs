@@ -244,26 +244,20 @@ impl MemoryHub {
         // One buffer holds the event (`tool:<name>`), then the outcome (the event and the
         // suffix), then the metric (the event and `:success`).
         let mut key = String::new();
-        if let Some(tool) = &episode.tool {
-            let event = outcome_key(&mut key, "tool:", tool, suffix);
-            let observation =
-                Observation::new("tool", &key[..event], "tool_result", &key, valence).memory(id);
+        let outcomes = [("tool", "tool_result", &episode.tool), ("goal", "goal_result", &episode.goal_key)];
+        for (kind, result, name) in outcomes {
+            let Some(name) = name else { continue };
+            let event = outcome_key(&mut key, kind, name, suffix);
+            let observation = Observation::new(kind, &key[..event], result, &key, valence).memory(id);
             self.observe(&observation, out);
-            if let Err(e) = self.statistician.record_tool_result(tool, success, at) {
-                warn(out, format!("statistician, tool {tool}: {e}"));
+            let recorded = match kind {
+                "tool" => self.statistician.record_tool_result(name, success, at),
+                _ => self.statistician.record_goal(name, success, at),
+            };
+            if let Err(e) = recorded {
+                warn(out, format!("statistician, {kind} {name}: {e}"));
             }
-            metric_key(&mut key, "tool:", tool);
-            self.metrics.record(&key, at, value);
-        }
-        if let Some(goal) = &episode.goal_key {
-            let event = outcome_key(&mut key, "goal:", goal, suffix);
-            let observation =
-                Observation::new("goal", &key[..event], "goal_result", &key, valence).memory(id);
-            self.observe(&observation, out);
-            if let Err(e) = self.statistician.record_goal(goal, success, at) {
-                warn(out, format!("statistician, goal {goal}: {e}"));
-            }
-            metric_key(&mut key, "goal:", goal);
+            metric_key(&mut key, kind, name);
             self.metrics.record(&key, at, value);
         }
     }
@@ -372,21 +366,23 @@ impl Derived {
 /// The name of the category concept every tool concept IS_A.
 pub(super) const TOOL_CAPABILITY: &str = "tool capability";
 
-/// Writes `<kind><name><suffix>` into `key`; returns the length of the event
-/// `<kind><name>` at its start.
+/// Writes `<kind>:<name><suffix>` into `key`; returns the length of the event
+/// `<kind>:<name>` at its start.
 fn outcome_key(key: &mut String, kind: &str, name: &str, suffix: &str) -> usize {
     key.clear();
     key.push_str(kind);
+    key.push(':');
     key.push_str(name);
     let event = key.len();
     key.push_str(suffix);
     event
 }
 
-/// Writes the metric `<kind><name>:success` into `key`.
+/// Writes the metric `<kind>:<name>:success` into `key`.
 fn metric_key(key: &mut String, kind: &str, name: &str) {
     key.clear();
     key.push_str(kind);
+    key.push(':');
     key.push_str(name);
     key.push_str(":success");
 }
