@@ -469,6 +469,45 @@ impl Graph {
         self.outgoing_raw(id).map(|e| self.view(e))
     }
 
+    /// `id`'s outgoing edges whose weight `keep` accepts, asked edge by edge as the iterator
+    /// advances, before anything else of the edge is read: a caller that keeps the heaviest
+    /// few can raise its floor as it goes and pay only for the edges above it.
+    ///
+    /// ```
+    /// use std::cell::Cell;
+    /// use maxim_core::graph::{EdgeKind, Graph};
+    /// use maxim_core::RecordId;
+    /// let [a, b, c] = [1, 2, 3].map(RecordId::from_u128);
+    /// let mut g = Graph::new();
+    /// g.add_edge(a, b, EdgeKind::Associates, 0.9, None)?;
+    /// g.add_edge(a, c, EdgeKind::Associates, 0.2, None)?;
+    /// let floor = Cell::new(0.5);
+    /// let heavy: Vec<RecordId> = g.outgoing_where(a, |w| w >= floor.get()).map(|e| e.target).collect();
+    /// assert_eq!(heavy, vec![b]);
+    /// # Ok::<(), maxim_core::Error>(())
+    /// ```
+    pub fn outgoing_where<F: FnMut(f64) -> bool>(
+        &self,
+        id: RecordId,
+        mut keep: F,
+    ) -> impl Iterator<Item = EdgeRef<'_>> + use<'_, F> {
+        self.outgoing_raw(id).filter(move |e| keep(e.weight().weight)).map(|e| self.view(e))
+    }
+
+    /// [`outgoing_where`](Self::outgoing_where) for `id`'s incoming edges.
+    pub fn incoming_where<F: FnMut(f64) -> bool>(
+        &self,
+        id: RecordId,
+        mut keep: F,
+    ) -> impl Iterator<Item = EdgeRef<'_>> + use<'_, F> {
+        self.index
+            .get(&id)
+            .into_iter()
+            .flat_map(|&n| self.inner.edges_directed(n, Incoming))
+            .filter(move |e| keep(e.weight().weight))
+            .map(|e| self.view(e))
+    }
+
     /// `id`'s incoming edges (none when `id` is not a node).
     pub fn incoming(&self, id: RecordId) -> impl Iterator<Item = EdgeRef<'_>> + '_ {
         self.index
