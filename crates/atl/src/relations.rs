@@ -36,6 +36,8 @@
 //! # Ok::<(), atl::Error>(())
 //! ```
 
+use std::cell::Cell;
+
 use maxim_core::graph::{ActivationParams, EdgeMeta, EdgeMetaRef, EdgeRef, Graph};
 use maxim_core::{EdgeKind, MemoryRecord, RecordId, check_unit};
 
@@ -44,6 +46,9 @@ use crate::error::{Error, Result};
 use crate::journal::{Applied, Op};
 use crate::registry::{check_type_name, edge_kind_of};
 use crate::store::Atl;
+
+/// Limits up to this many keep a weight floor in [`Atl::find_relationships`].
+const FLOOR_SLOTS: usize = 16;
 
 /// The confidence of a relationship defined without one.
 pub const DEFAULT_RELATIONSHIP_CONFIDENCE: f64 = 0.5;
@@ -379,22 +384,42 @@ impl Atl {
         // hundreds of relationships asked for three holds at most a batch at a time.
         let batch = limit.saturating_mul(2).max(64);
         let mut found: Vec<Relationship<'_>> = Vec::new();
-        let keep = |found: &mut Vec<Relationship<'_>>| {
+        // For a small `limit`, the `limit` largest weights held so far: an edge lighter than
+        // the last of them has `limit` heavier ones ahead of it (weight comes first in the
+        // order), so it is skipped before anything else of it is read.
+        let mut heaviest = [f64::NEG_INFINITY; FLOOR_SLOTS];
+        let floor = Cell::new(f64::NEG_INFINITY);
+        let keep = |found: &mut Vec<Relationship<'_>>, heaviest: &mut [f64; FLOOR_SLOTS]| {
+            let w = found.last().map_or(f64::NEG_INFINITY, |r| r.weight);
+            if limit <= FLOOR_SLOTS && w > heaviest[limit - 1] {
+                let at = heaviest[..limit].partition_point(|&h| h >= w);
+                heaviest.copy_within(at..limit - 1, at + 1);
+                heaviest[at] = w;
+                floor.set(heaviest[limit - 1]);
+            }
             if found.len() >= batch && limit < found.len() {
                 found.select_nth_unstable_by(limit - 1, order);
                 found.truncate(limit);
             }
         };
+        let heavy_enough = |w: f64| w >= floor.get();
         if direction != Direction::Incoming {
-            for r in graph.outgoing(id).filter_map(Relationship::from_edge).filter(|r| wanted(r)) {
+            for r in graph
+                .outgoing_where(id, heavy_enough)
+                .filter_map(Relationship::from_edge)
+                .filter(|r| wanted(r))
+            {
                 found.push(r);
-                keep(&mut found);
+                keep(&mut found, &mut heaviest);
             }
         }
         if direction != Direction::Outgoing {
             let both = direction == Direction::Both;
-            let listed =
-                graph.incoming(id).filter_map(Relationship::from_edge).filter(|r| wanted(r)).filter(|r| {
+            let listed = graph
+                .incoming_where(id, heavy_enough)
+                .filter_map(Relationship::from_edge)
+                .filter(|r| wanted(r))
+                .filter(|r| {
                     // A symmetric pair is listed once, from the outgoing side.
                     !(both
                         && r.source != id
@@ -405,7 +430,7 @@ impl Atl {
                 });
             for r in listed {
                 found.push(r);
-                keep(&mut found);
+                keep(&mut found, &mut heaviest);
             }
         }
         if limit < found.len() {

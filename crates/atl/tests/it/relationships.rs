@@ -168,3 +168,46 @@ fn removing_a_concept_removes_its_relationships() {
     assert_eq!(atl.concept_graph().edge_count(), 0);
     assert!(atl.find_relationships(a, None, Direction::Both, 10).unwrap().is_empty());
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Asked for the top `limit`, `find_relationships` (which skips edges lighter than the
+    /// lightest it holds) returns exactly the first `limit` of every relationship sorted in
+    /// its documented order, in each direction and for one type or all; weights repeat so
+    /// that ties reach the later keys.
+    #[test]
+    fn the_top_few_relationships_are_those_of_a_full_sort(
+        edges in proptest::collection::vec((0..12usize, 0..12usize, 0..4usize, 0..5u8, 0..4u8), 1..120),
+        limit in 1..12usize,
+        typed in proptest::bool::ANY,
+    ) {
+        let (_clock, mut atl) = layer();
+        let ids: Vec<RecordId> =
+            (0..12).map(|i| atl.find_or_create(&spec(&format!("concept number {i}"), "object")).unwrap().id).collect();
+        let types = ["IS_A", "RELATED_TO", "CAUSES", "HAS_PART"];
+        for (s, t, k, w, c) in edges {
+            if s != t {
+                let (w, c) = (f64::from(w) / 4.0, f64::from(c) / 4.0);
+                atl.define_relationship(ids[s], ids[t], types[k], w, c).unwrap();
+            }
+        }
+        let relationship = typed.then_some("RELATED_TO");
+        for id in ids {
+            for direction in [Direction::Outgoing, Direction::Incoming, Direction::Both] {
+                let mut all = atl.find_relationships(id, relationship, direction, usize::MAX).unwrap();
+                all.sort_by(|a, b| {
+                    b.weight
+                        .total_cmp(&a.weight)
+                        .then(b.confidence.total_cmp(&a.confidence))
+                        .then(a.other(id).cmp(&b.other(id)))
+                        .then(a.relationship.cmp(b.relationship))
+                        .then(a.source.cmp(&b.source))
+                });
+                all.truncate(limit);
+                let top = atl.find_relationships(id, relationship, direction, limit).unwrap();
+                proptest::prop_assert_eq!(top, all, "{:?}", direction);
+            }
+        }
+    }
+}
