@@ -58,8 +58,8 @@ use maxim_core::{GraphView, LayerKind, LayerRecord, RecordId};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::kind::{KindSet, layer_slot};
-use crate::store::{CrossLayerGraph, Side, State};
+use crate::kind::{ALL_KINDS, KindSet, layer_slot};
+use crate::store::{CrossLayerGraph, Half, Side, State};
 
 /// The level size from which a spread expands on rayon by default.
 pub const PARALLEL_MIN_FRONTIER: usize = 4096;
@@ -522,15 +522,29 @@ impl Walk<'_, '_> {
             if kinds.is_empty() {
                 continue;
             }
-            for h in self.state.halves(dense, side) {
-                if !kinds.contains(h.kind()) {
-                    continue;
+            let mut visit = |group: &[Half]| {
+                for h in group {
+                    let na = base * h.weight;
+                    if na < threshold || na.is_nan() {
+                        continue;
+                    }
+                    emit_node(h.other, na);
                 }
-                let na = base * h.weight;
-                if na < threshold || na.is_nan() {
-                    continue;
+            };
+            let mut halves = self.state.halves(dense, side);
+            if kinds == KindSet::ALL {
+                visit(halves);
+                continue;
+            }
+            // A run is grouped by type: a group not followed is skipped whole (a concept's
+            // thousands of INSTANCE_OF entries, when the spread does not walk them back).
+            while let Some(first) = halves.first() {
+                let kind = first.kind_slot();
+                let (group, rest) = halves.split_at(halves.partition_point(|h| h.kind_slot() == kind));
+                if kinds.contains(ALL_KINDS[kind]) {
+                    visit(group);
                 }
-                emit_node(h.other, na);
+                halves = rest;
             }
         }
     }

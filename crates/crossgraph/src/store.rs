@@ -963,8 +963,13 @@ impl State {
         self.free.push(n);
     }
 
-    /// Appends `half` to `n`'s run on `side`, growing the run when it is full.
-    fn push_half(&mut self, n: u32, side: Side, half: Half) {
+    /// Inserts `half` into `n`'s run on `side`, growing the run when it is full, and returns
+    /// its position. A run is kept grouped by edge type (type slots ascending), so that a
+    /// spread that follows some types skips the others' groups whole: `half` goes at the
+    /// end of its type's group, and the first entry of each later group moves to that
+    /// group's end (at most six moves, each telling its mirror where it went). Appending a
+    /// type at or after the run's last one, the common case, moves nothing.
+    fn insert_half(&mut self, n: u32, side: Side, half: Half) -> u32 {
         let s = side as usize;
         let run = self.run(n, side);
         if run.len == run.cap {
@@ -985,22 +990,61 @@ impl State {
             r.cap = new_cap;
         }
         let r = self.run_mut(n, side);
-        let at = r.start + r.len;
+        let (start, mut hole) = (r.start as usize, r.len);
         r.len += 1;
-        self.arenas[s][at as usize] = half;
+        let kind = half.kind_slot();
+        loop {
+            let before = hole.checked_sub(1).map(|b| self.arenas[s][start + b as usize].kind_slot());
+            match before {
+                Some(k) if k > kind => {
+                    // The group before the hole comes after `half`'s: its first entry moves
+                    // to the hole, its end.
+                    let first =
+                        self.arenas[s][start..start + hole as usize].partition_point(|h| h.kind_slot() < k);
+                    self.move_half(n, side, first as u32, hole);
+                    hole = first as u32;
+                }
+                _ => break,
+            }
+        }
+        self.arenas[s][start + hole as usize] = half;
+        hole
     }
 
-    /// Removes the entry at `pos` of `n`'s run on `side` by moving the run's last entry into
-    /// its place (and telling that entry's mirror where it went).
-    fn swap_remove_half(&mut self, n: u32, side: Side, pos: u32) {
+    /// Moves the entry at `from` of `n`'s run on `side` to `to` (a free slot of the run)
+    /// and tells its mirror.
+    fn move_half(&mut self, n: u32, side: Side, from: u32, to: u32) {
+        let s = side as usize;
+        let start = self.run(n, side).start;
+        let moved = self.arenas[s][(start + from) as usize];
+        self.arenas[s][(start + to) as usize] = moved;
+        let mirror = self.run(moved.other, side.flip());
+        self.arenas[side.flip() as usize][(mirror.start + moved.back()) as usize].set_back(to);
+    }
+
+    /// Removes the entry at `pos` of `n`'s run on `side`, keeping the run grouped by type:
+    /// the last entry of its group fills the hole, the last entry of the next group fills
+    /// the slot that left, and so on to the run's end (each move tells its mirror).
+    fn remove_half(&mut self, n: u32, side: Side, pos: u32) {
+        let s = side as usize;
         let run = self.run(n, side);
+        let (start, len) = (run.start as usize, run.len as usize);
         let last = run.len - 1;
-        if pos != last {
-            let s = side as usize;
-            let moved = self.arenas[s][(run.start + last) as usize];
-            self.arenas[s][(run.start + pos) as usize] = moved;
-            let mirror = self.run(moved.other, side.flip());
-            self.arenas[side.flip() as usize][(mirror.start + moved.back()) as usize].set_back(pos);
+        // The run stays sorted by type with the hole's stale entry counted: it is the removed
+        // entry first, then each moved entry, which left the end of its own group.
+        let mut hole = pos;
+        let mut kind = self.arenas[s][start + pos as usize].kind_slot();
+        loop {
+            let end =
+                self.arenas[s][start..start + len].partition_point(|h| h.kind_slot() <= kind) as u32 - 1;
+            if end != hole {
+                self.move_half(n, side, end, hole);
+            }
+            hole = end;
+            if hole == last {
+                break;
+            }
+            kind = self.arenas[s][start + hole as usize + 1].kind_slot();
         }
         self.run_mut(n, side).len = last;
     }
@@ -1008,8 +1052,8 @@ impl State {
     /// Removes the edge at `pos` of `s`'s out run; returns its out entry.
     fn remove_edge_at(&mut self, s: u32, pos: u32) -> Half {
         let h = self.halves(s, Side::Out)[pos as usize];
-        self.swap_remove_half(h.other, Side::In, h.back());
-        self.swap_remove_half(s, Side::Out, pos);
+        self.remove_half(h.other, Side::In, h.back());
+        self.remove_half(s, Side::Out, pos);
         if h.has_meta() {
             self.meta.remove(&(s, h.other, h.kind()));
         }
@@ -1048,10 +1092,10 @@ impl State {
             EdgeInsert::Updated { previous_weight: h.weight }
         } else {
             let has_meta = metadata.is_some();
-            let out_pos = self.run(s, Side::Out).len;
-            let in_pos = self.run(t, Side::In).len;
-            self.push_half(s, Side::Out, Half::new(t, in_pos, weight, kind, has_meta));
-            self.push_half(t, Side::In, Half::new(s, out_pos, weight, kind, has_meta));
+            // The out entry's mirror does not exist yet: its position is set once it does.
+            let out_pos = self.insert_half(s, Side::Out, Half::new(t, 0, weight, kind, has_meta));
+            let in_pos = self.insert_half(t, Side::In, Half::new(s, out_pos, weight, kind, has_meta));
+            self.half_mut(s, Side::Out, out_pos).set_back(in_pos);
             if let Some(m) = metadata {
                 self.meta.insert((s, t, kind), m);
             }
@@ -1163,6 +1207,8 @@ mod tests {
                 for side in [Side::Out, Side::In] {
                     let r = self.run(n, side);
                     assert!(r.len <= r.cap && (r.start + r.cap) as usize <= self.arenas[side as usize].len());
+                    let halves = self.halves(n, side);
+                    assert!(halves.is_sorted_by_key(|h| h.kind_slot()), "a run is grouped by type");
                     for (pos, h) in self.halves(n, side).iter().enumerate() {
                         let m = self.halves(h.other, side.flip())[h.back() as usize];
                         assert_eq!((m.other, m.back() as usize, m.kind()), (n, pos, h.kind()));
