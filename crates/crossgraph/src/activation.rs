@@ -23,6 +23,12 @@
 //! [`CrossParams::parallel_min_frontier`] records expands on rayon: each task reads the
 //! graphs and the activations of the previous levels, and the candidates are merged in
 //! order afterwards, so the parallel path returns exactly what the sequential one returns.
+//! A smaller level expands in blocks of records, each block in three passes (look up each
+//! record's node and dense index, touch what its expansion reads first, expand) so that the
+//! cache misses of a pass overlap; neighbours found through a core graph many times over
+//! (a small, dense graph of co-occurring concepts) are merged by dense index before their
+//! ids are read; and a record's cross-layer runs are grouped by edge type, so the types a
+//! spread does not follow are skipped a group at a time.
 //!
 //! ```
 //! use crossgraph::{CrossLayerGraph, LayerGraphs};
@@ -361,8 +367,12 @@ struct Scratch {
     /// their value.
     pending_dense: Vec<(LayerKind, u32, f64)>,
     /// The records of `pending_dense` then of `pending`, with their node ([`UNKNOWN`] for
-    /// the first) and value.
-    resolved: Vec<(LayerRecord, u32, f64)>,
+    /// the first) and their dense index in their layer's core graph ([`UNKNOWN`] for the
+    /// second), and value.
+    resolved: Vec<(LayerRecord, u32, u32, f64)>,
+    /// Per layer, by dense index of its core graph, the entry (plus one) of `pending_dense`
+    /// that holds the index; 0 elsewhere (see [`Walk::collapse`]).
+    collapse: [Vec<u32>; 4],
 }
 
 impl Scratch {
@@ -370,7 +380,8 @@ impl Scratch {
         let r = &mut self.reached;
         r.map.clear();
         r.records.clear();
-        r.dense.clear();
+        r.nodes.clear();
+        r.local.clear();
         r.values.clear();
         r.levels.clear();
         self.frontier.clear();
@@ -384,41 +395,66 @@ impl Scratch {
 /// Buffers of more records than this are freed after a spread rather than kept.
 const KEEP_SCRATCH: usize = 1 << 20;
 
+/// Records of a level expanded together: their lookups, then their first reads, then their
+/// expansion, each a pass of independent loads whose cache misses overlap, on a block small
+/// enough that what the first passes bring in is still in cache for the last.
+const BLOCK: usize = 256;
+
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
+/// A record as the spread's index keys it: 24 bytes where a [`LayerRecord`] takes 32 (its
+/// `u128` is 16-byte aligned), so that an entry of the index takes 32 bytes, not 48.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Key([u64; 2], u8);
+
+impl From<LayerRecord> for Key {
+    #[inline]
+    fn from(r: LayerRecord) -> Self {
+        let id = r.id.as_u128();
+        Self([(id >> 64) as u64, id as u64], layer_slot(r.layer) as u8)
+    }
+}
+
 /// The records a spread reached: position `p` holds `records[p]`, its node in the
-/// cross-layer graph ([`NONE`], or [`UNKNOWN`] until it expands), its activation and the
-/// last level it joined.
+/// cross-layer graph and its dense index in its layer's core graph (each [`NONE`] when it
+/// has none, or [`UNKNOWN`] until it is needed), its activation and the last level it
+/// joined.
 #[derive(Default)]
 struct Reached {
-    map: FxHashMap<LayerRecord, u32>,
+    map: FxHashMap<Key, u32>,
     records: Vec<LayerRecord>,
-    dense: Vec<u32>,
+    nodes: Vec<u32>,
+    local: Vec<u32>,
     values: Vec<f64>,
     levels: Vec<u32>,
 }
 
 impl Reached {
-    /// Offers `value` to `target` at `level`: a new record joins, a better value replaces the
-    /// old one; either way the record joins the next frontier (once) when `expands`.
+    /// Offers `value` to `target` (at cross-layer node `node` and dense index `local` of its
+    /// layer's core graph, either possibly [`UNKNOWN`]) at `level`: a new record joins, a
+    /// better value replaces the old one; either way the record joins the next frontier
+    /// (once) when `expands`.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     fn offer(
         &mut self,
         target: LayerRecord,
-        dense: u32,
+        node: u32,
+        local: u32,
         value: f64,
         level: u32,
         expands: bool,
         next: &mut Vec<u32>,
     ) {
-        match self.map.entry(target) {
+        match self.map.entry(Key::from(target)) {
             Entry::Vacant(v) => {
                 let p = self.records.len() as u32;
                 v.insert(p);
                 self.records.push(target);
-                self.dense.push(dense);
+                self.nodes.push(node);
+                self.local.push(local);
                 self.values.push(value);
                 self.levels.push(level);
                 if expands {
@@ -441,35 +477,58 @@ impl Reached {
 
 impl Walk<'_, '_> {
     /// `record`'s node in the cross-layer graph ([`NONE`] when it has no edge), looked up
-    /// when `dense` is [`UNKNOWN`]. Records are looked up only when they expand: those of the
-    /// last level, most of a spread, never are.
+    /// when `node` is [`UNKNOWN`].
     #[inline]
-    fn resolve(&self, record: LayerRecord, dense: u32) -> u32 {
-        if dense == UNKNOWN { self.state.node(record).unwrap_or(NONE) } else { dense }
+    fn node_of(&self, record: LayerRecord, node: u32) -> u32 {
+        if node == UNKNOWN { self.state.node(record).unwrap_or(NONE) } else { node }
     }
 
-    /// The record at dense index `node` of `layer`'s core graph (`None` for a layer not read
-    /// as one, which gives no dense index).
+    /// `record`'s dense index in its layer's core graph ([`NONE`] when the layer is not read
+    /// as one or does not hold it), looked up when `local` is [`UNKNOWN`].
     #[inline]
-    fn dense_record(&self, layer: LayerKind, node: u32) -> Option<LayerRecord> {
+    fn local_of(&self, record: LayerRecord, local: u32) -> u32 {
+        if local != UNKNOWN {
+            return local;
+        }
+        match self.layers.raw(record.layer) {
+            Some(View::Graph(g)) => g.dense_index(record.id).unwrap_or(NONE),
+            _ => NONE,
+        }
+    }
+
+    /// Looks up the node and dense index of the record at `p` once, for its expansion.
+    /// Records are looked up only when they expand: those of the last level, most of a
+    /// spread, never are.
+    #[inline]
+    fn settle(&self, reached: &mut Reached, p: u32) {
+        let i = p as usize;
+        let record = reached.records[i];
+        reached.nodes[i] = self.node_of(record, reached.nodes[i]);
+        reached.local[i] = self.local_of(record, reached.local[i]);
+    }
+
+    /// The record at dense index `local` of `layer`'s core graph (`None` for a layer not
+    /// read as one, which gives no dense index).
+    #[inline]
+    fn dense_record(&self, layer: LayerKind, local: u32) -> Option<LayerRecord> {
         match self.layers.raw(layer) {
-            Some(View::Graph(g)) => Some(LayerRecord::new(layer, g.record_id(node))),
+            Some(View::Graph(g)) => Some(LayerRecord::new(layer, g.record_id(local))),
             _ => None,
         }
     }
 
-    /// Reads what expanding `record` will read first (its layer graph's index entry, its
-    /// runs and the start of its edges) and returns something computed from it.
+    /// Reads what expanding `record` (at `local` in its layer's core graph and at cross-layer
+    /// node `node`) will read first, its runs and the start of its edges, and returns
+    /// something computed from them.
     #[inline]
-    fn touch(&self, record: LayerRecord, dense: u32) -> u64 {
-        let mut warm = match self.layers.raw(record.layer) {
-            Some(View::Graph(g)) => g.dense_index(record.id).map_or(0, |ln| g.touch_carriers(ln)),
-            Some(View::Dyn(v)) => u64::from(v.contains(record.id)),
-            None => 0,
+    fn touch(&self, record: LayerRecord, local: u32, node: u32) -> u64 {
+        let mut warm = match (self.layers.raw(record.layer), local) {
+            (Some(View::Graph(g)), l) if l != NONE => g.touch_carriers(l),
+            _ => 0,
         };
-        if dense != NONE {
+        if node != NONE {
             for side in [Side::Out, Side::In] {
-                if let Some(h) = self.state.halves(dense, side).first() {
+                if let Some(h) = self.state.halves(node, side).first() {
                     warm ^= u64::from(h.other);
                 }
             }
@@ -477,15 +536,18 @@ impl Walk<'_, '_> {
         warm
     }
 
-    /// For every neighbour of `record` whose value clears the threshold, calls
-    /// `emit(target, value)` (a neighbour in the layer's graph), `emit_dense(target, value)`
-    /// (a neighbour in the layer's core graph, by its dense index there) or
-    /// `emit_node(node, value)` (a neighbour across a cross-layer edge, by its node).
+    /// For every neighbour of `record` (at dense index `local` of its layer's core graph and
+    /// at cross-layer node `node`) whose value clears the threshold, calls `emit(target,
+    /// value)` (a neighbour in the layer's [`GraphView`]), `emit_dense(target, value)` (a
+    /// neighbour in the layer's core graph, by its dense index there) or `emit_node(node,
+    /// value)` (a neighbour across a cross-layer edge, by its node).
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     fn expand<F: FnMut(LayerRecord, f64), D: FnMut(u32, f64), G: FnMut(u32, f64)>(
         &self,
         record: LayerRecord,
-        dense: u32,
+        local: u32,
+        node: u32,
         a: f64,
         mut emit: F,
         mut emit_dense: D,
@@ -496,26 +558,22 @@ impl Walk<'_, '_> {
         let threshold = act.threshold();
         match self.layers.raw(record.layer) {
             // A core graph: the node's activation-carrying edges are one contiguous run.
-            Some(View::Graph(g)) => {
-                if let Some(ln) = g.dense_index(record.id) {
-                    g.for_each_carrier(ln, |t, w| {
-                        let na = base * w;
-                        // A NaN (an infinite activation times a zero weight) is dropped too.
-                        if na >= threshold {
-                            emit_dense(t, na);
-                        }
-                    });
+            Some(View::Graph(g)) if local != NONE => g.for_each_carrier(local, |t, w| {
+                let na = base * w;
+                // A NaN (an infinite activation times a zero weight) is dropped too.
+                if na >= threshold {
+                    emit_dense(t, na);
                 }
-            }
+            }),
             Some(View::Dyn(view)) => view.for_each_outgoing(record.id, &mut |t, kind, w| {
                 let na = base * w;
                 if kind.carries_activation() && na >= threshold {
                     emit(LayerRecord::new(record.layer, t), na);
                 }
             }),
-            None => {}
+            Some(View::Graph(_)) | None => {}
         }
-        if dense == NONE {
+        if node == NONE {
             return;
         }
         for (side, kinds) in [(Side::Out, self.params.forward), (Side::In, self.params.backward)] {
@@ -531,7 +589,7 @@ impl Walk<'_, '_> {
                     emit_node(h.other, na);
                 }
             };
-            let mut halves = self.state.halves(dense, side);
+            let mut halves = self.state.halves(node, side);
             if kinds == KindSet::ALL {
                 visit(halves);
                 continue;
@@ -549,6 +607,50 @@ impl Walk<'_, '_> {
         }
     }
 
+    /// Merges the entries of `pending` that name the same dense index, keeping the first
+    /// one's place and the largest value (offering each value in turn would do the same),
+    /// when the level holds at least a quarter as many entries as its core graphs hold
+    /// nodes: a spread through a small, dense graph (concepts that co-occur) offers the
+    /// same few hundred records thousands of times, and each offer reads an id and probes
+    /// the index. `tables` is all zeros before and after.
+    fn collapse(&self, pending: &mut Vec<(LayerKind, u32, f64)>, tables: &mut [Vec<u32>; 4]) {
+        let bound: usize = LayerKind::ALL
+            .into_iter()
+            .filter_map(|l| match self.layers.raw(l) {
+                Some(View::Graph(g)) => Some(g.node_bound()),
+                _ => None,
+            })
+            .sum();
+        if pending.len() < 2 || pending.len().saturating_mul(4) < bound {
+            return;
+        }
+        for layer in LayerKind::ALL {
+            if let Some(View::Graph(g)) = self.layers.raw(layer) {
+                let table = &mut tables[layer_slot(layer)];
+                if table.len() < g.node_bound() {
+                    table.resize(g.node_bound(), 0);
+                }
+            }
+        }
+        let mut kept = 0;
+        for i in 0..pending.len() {
+            let (layer, t, na) = pending[i];
+            let slot = &mut tables[layer_slot(layer)][t as usize];
+            if *slot == 0 {
+                pending[kept] = pending[i];
+                kept += 1;
+                *slot = kept as u32;
+            } else {
+                let e = &mut pending[*slot as usize - 1].2;
+                *e = e.max(na);
+            }
+        }
+        pending.truncate(kept);
+        for &(layer, t, _) in pending.iter() {
+            tables[layer_slot(layer)][t as usize] = 0;
+        }
+    }
+
     fn run(&self, seeds: &[LayerRecord]) -> CrossActivation {
         // Small spreads dominate; their buffers are reused from one call to the next.
         let mut scratch = SCRATCH.with(RefCell::take);
@@ -560,16 +662,64 @@ impl Walk<'_, '_> {
         out
     }
 
+    /// Expands one level on rayon: each task reads the graphs and the activations of the
+    /// previous levels and keeps the neighbours that could change something.
+    fn expand_parallel(
+        &self,
+        reached: &Reached,
+        frontier: &[(u32, f64)],
+    ) -> Vec<Vec<(LayerRecord, u32, u32, f64)>> {
+        frontier
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut out = Vec::with_capacity(chunk.len() * 8);
+                let mut cross = Vec::new();
+                let mut inside = Vec::new();
+                for &(p, a) in chunk {
+                    let i = p as usize;
+                    let record = reached.records[i];
+                    let node = self.node_of(record, reached.nodes[i]);
+                    let local = self.local_of(record, reached.local[i]);
+                    let mut keep = |t: LayerRecord, node: u32, local: u32, na: f64| {
+                        if reached.map.get(&Key::from(t)).is_none_or(|&q| na > reached.values[q as usize]) {
+                            out.push((t, node, local, na));
+                        }
+                    };
+                    cross.clear();
+                    inside.clear();
+                    self.expand(
+                        record,
+                        local,
+                        node,
+                        a,
+                        |t, na| keep(t, UNKNOWN, UNKNOWN, na),
+                        |t, na| inside.push((t, na)),
+                        |o, na| cross.push((o, na)),
+                    );
+                    for &(t, na) in &inside {
+                        if let Some(r) = self.dense_record(record.layer, t) {
+                            keep(r, UNKNOWN, t, na);
+                        }
+                    }
+                    for &(o, na) in &cross {
+                        keep(self.state.record(o), o, UNKNOWN, na);
+                    }
+                }
+                out
+            })
+            .collect()
+    }
+
     fn run_in(&self, seeds: &[LayerRecord], scratch: &mut Scratch) -> CrossActivation {
         let act = &self.params.activation;
         let (initial, max_depth) = (act.initial(), act.max_depth());
-        let Scratch { reached, frontier, next, pending, pending_dense, resolved } = scratch;
+        let Scratch { reached, frontier, next, pending, pending_dense, resolved, collapse } = scratch;
         let reached: &mut Reached = reached;
         let frontier: &mut Vec<(u32, f64)> = frontier;
         let next: &mut Vec<u32> = next;
         for &s in seeds {
-            if !reached.map.contains_key(&s) {
-                reached.offer(s, UNKNOWN, initial, 0, true, next);
+            if !reached.map.contains_key(&Key::from(s)) {
+                reached.offer(s, UNKNOWN, UNKNOWN, initial, 0, true, next);
             }
         }
         let n_seeds = reached.records.len();
@@ -580,81 +730,50 @@ impl Walk<'_, '_> {
             let expands = next_level < max_depth;
             if frontier.len() >= self.params.parallel_min_frontier {
                 let _s = tracing::debug_span!("expand_parallel", level, frontier = frontier.len()).entered();
-                let candidates: Vec<Vec<(LayerRecord, u32, f64)>> = frontier
-                    .par_chunks(CHUNK)
-                    .map(|chunk| {
-                        let mut out = Vec::with_capacity(chunk.len() * 8);
-                        let mut cross = Vec::new();
-                        let mut inside = Vec::new();
-                        for &(p, a) in chunk {
-                            let record = reached.records[p as usize];
-                            let dense = self.resolve(record, reached.dense[p as usize]);
-                            let mut keep = |t: LayerRecord, node: u32, na: f64| {
-                                if reached.map.get(&t).is_none_or(|&q| na > reached.values[q as usize]) {
-                                    out.push((t, node, na));
-                                }
-                            };
-                            cross.clear();
-                            inside.clear();
-                            self.expand(
-                                record,
-                                dense,
-                                a,
-                                |t, na| keep(t, UNKNOWN, na),
-                                |t, na| inside.push((t, na)),
-                                |o, na| cross.push((o, na)),
-                            );
-                            for &(t, na) in &inside {
-                                if let Some(t) = self.dense_record(record.layer, t) {
-                                    keep(t, UNKNOWN, na);
-                                }
-                            }
-                            for &(o, na) in &cross {
-                                keep(self.state.record(o), o, na);
-                            }
-                        }
-                        out
-                    })
-                    .collect();
-                for (t, node, na) in candidates.into_iter().flatten() {
-                    reached.offer(t, node, na, next_level, expands, next);
+                for (t, node, local, na) in self.expand_parallel(reached, frontier).into_iter().flatten() {
+                    reached.offer(t, node, local, na, next_level, expands, next);
                 }
             } else {
-                if frontier.len() > 1 {
-                    // One pass of independent lookups first, so that their cache misses
-                    // overlap instead of waiting one by one inside the expansion.
-                    let mut warm = 0u64;
-                    for &(p, _) in frontier.iter() {
-                        let record = reached.records[p as usize];
-                        let dense = self.resolve(record, reached.dense[p as usize]);
-                        reached.dense[p as usize] = dense;
-                        warm ^= self.touch(record, dense);
+                for block in frontier.chunks(BLOCK) {
+                    if block.len() > 1 {
+                        // The lookups of a block, then its first reads, each a pass of
+                        // independent loads, so that their cache misses overlap instead of
+                        // waiting one by one inside the expansion.
+                        for &(p, _) in block {
+                            self.settle(reached, p);
+                        }
+                        let warm = block.iter().fold(0u64, |acc, &(p, _)| {
+                            let i = p as usize;
+                            acc ^ self.touch(reached.records[i], reached.local[i], reached.nodes[i])
+                        });
+                        std::hint::black_box(warm);
                     }
-                    std::hint::black_box(warm);
+                    for &(p, a) in block {
+                        self.settle(reached, p);
+                        let i = p as usize;
+                        let record = reached.records[i];
+                        self.expand(
+                            record,
+                            reached.local[i],
+                            reached.nodes[i],
+                            a,
+                            |t, na| reached.offer(t, UNKNOWN, UNKNOWN, na, next_level, expands, next),
+                            |t, na| pending_dense.push((record.layer, t, na)),
+                            |o, na| pending.push((o, na)),
+                        );
+                    }
                 }
-                for &(p, a) in frontier.iter() {
-                    let record = reached.records[p as usize];
-                    let dense = self.resolve(record, reached.dense[p as usize]);
-                    reached.dense[p as usize] = dense;
-                    self.expand(
-                        record,
-                        dense,
-                        a,
-                        |t, na| reached.offer(t, UNKNOWN, na, next_level, expands, next),
-                        |t, na| pending_dense.push((record.layer, t, na)),
-                        |o, na| pending.push((o, na)),
-                    );
-                }
+                self.collapse(pending_dense, collapse);
                 // The neighbours' ids, read in one pass of independent loads for the same
                 // reason (most of a spread is its last level, whose records are only offered).
                 resolved.extend(
                     pending_dense
                         .iter()
-                        .filter_map(|&(layer, t, na)| Some((self.dense_record(layer, t)?, UNKNOWN, na))),
+                        .filter_map(|&(layer, t, na)| Some((self.dense_record(layer, t)?, UNKNOWN, t, na))),
                 );
-                resolved.extend(pending.iter().map(|&(o, na)| (self.state.record(o), o, na)));
-                for &(t, node, na) in resolved.iter() {
-                    reached.offer(t, node, na, next_level, expands, next);
+                resolved.extend(pending.iter().map(|&(o, na)| (self.state.record(o), o, UNKNOWN, na)));
+                for &(t, node, local, na) in resolved.iter() {
+                    reached.offer(t, node, local, na, next_level, expands, next);
                 }
                 pending.clear();
                 pending_dense.clear();
