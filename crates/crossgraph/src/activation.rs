@@ -662,8 +662,10 @@ impl Walk<'_, '_> {
         out
     }
 
-    /// Expands one level on rayon: each task reads the graphs and the activations of the
-    /// previous levels and keeps the neighbours that could change something.
+    /// Expands one level on rayon: each task takes a chunk of the level through the
+    /// sequential path's passes (look up, touch, expand, name the neighbours) against the
+    /// graphs and the previous levels, and returns its neighbours, which are offered in
+    /// order afterwards.
     fn expand_parallel(
         &self,
         reached: &Reached,
@@ -672,39 +674,43 @@ impl Walk<'_, '_> {
         frontier
             .par_chunks(CHUNK)
             .map(|chunk| {
-                let mut out = Vec::with_capacity(chunk.len() * 8);
+                let settled: Vec<(LayerRecord, u32, u32, f64)> = chunk
+                    .iter()
+                    .map(|&(p, a)| {
+                        let i = p as usize;
+                        let record = reached.records[i];
+                        (
+                            record,
+                            self.node_of(record, reached.nodes[i]),
+                            self.local_of(record, reached.local[i]),
+                            a,
+                        )
+                    })
+                    .collect();
+                let warm =
+                    settled.iter().fold(0u64, |acc, &(r, node, local, _)| acc ^ self.touch(r, local, node));
+                std::hint::black_box(warm);
+                let mut out = Vec::new();
                 let mut cross = Vec::new();
                 let mut inside = Vec::new();
-                for &(p, a) in chunk {
-                    let i = p as usize;
-                    let record = reached.records[i];
-                    let node = self.node_of(record, reached.nodes[i]);
-                    let local = self.local_of(record, reached.local[i]);
-                    let mut keep = |t: LayerRecord, node: u32, local: u32, na: f64| {
-                        if reached.map.get(&Key::from(t)).is_none_or(|&q| na > reached.values[q as usize]) {
-                            out.push((t, node, local, na));
-                        }
-                    };
-                    cross.clear();
-                    inside.clear();
+                for &(record, node, local, a) in &settled {
                     self.expand(
                         record,
                         local,
                         node,
                         a,
-                        |t, na| keep(t, UNKNOWN, UNKNOWN, na),
-                        |t, na| inside.push((t, na)),
+                        |t, na| out.push((t, UNKNOWN, UNKNOWN, na)),
+                        |t, na| inside.push((record.layer, t, na)),
                         |o, na| cross.push((o, na)),
                     );
-                    for &(t, na) in &inside {
-                        if let Some(r) = self.dense_record(record.layer, t) {
-                            keep(r, UNKNOWN, t, na);
-                        }
-                    }
-                    for &(o, na) in &cross {
-                        keep(self.state.record(o), o, UNKNOWN, na);
-                    }
                 }
+                out.reserve(inside.len() + cross.len());
+                out.extend(
+                    inside
+                        .iter()
+                        .filter_map(|&(layer, t, na)| Some((self.dense_record(layer, t)?, UNKNOWN, t, na))),
+                );
+                out.extend(cross.iter().map(|&(o, na)| (self.state.record(o), o, UNKNOWN, na)));
                 out
             })
             .collect()
