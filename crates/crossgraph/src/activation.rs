@@ -65,7 +65,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::kind::{ALL_KINDS, KindSet, layer_slot};
-use crate::store::{CrossLayerGraph, Half, Side, State};
+use crate::store::{CrossLayerGraph, Half, RecordKey, Side, State};
 
 /// The level size from which a spread expands on rayon by default.
 pub const PARALLEL_MIN_FRONTIER: usize = 4096;
@@ -404,26 +404,13 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// A record as the spread's index keys it: 24 bytes where a [`LayerRecord`] takes 32 (its
-/// `u128` is 16-byte aligned), so that an entry of the index takes 32 bytes, not 48.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct Key([u64; 2], u8);
-
-impl From<LayerRecord> for Key {
-    #[inline]
-    fn from(r: LayerRecord) -> Self {
-        let id = r.id.as_u128();
-        Self([(id >> 64) as u64, id as u64], layer_slot(r.layer) as u8)
-    }
-}
-
 /// The records a spread reached: position `p` holds `records[p]`, its node in the
 /// cross-layer graph and its dense index in its layer's core graph (each [`NONE`] when it
 /// has none, or [`UNKNOWN`] until it is needed), its activation and the last level it
 /// joined.
 #[derive(Default)]
 struct Reached {
-    map: FxHashMap<Key, u32>,
+    map: FxHashMap<RecordKey, u32>,
     records: Vec<LayerRecord>,
     nodes: Vec<u32>,
     local: Vec<u32>,
@@ -448,7 +435,7 @@ impl Reached {
         expands: bool,
         next: &mut Vec<u32>,
     ) {
-        match self.map.entry(Key::from(target)) {
+        match self.map.entry(RecordKey::from(target)) {
             Entry::Vacant(v) => {
                 let p = self.records.len() as u32;
                 v.insert(p);
@@ -724,7 +711,7 @@ impl Walk<'_, '_> {
         let frontier: &mut Vec<(u32, f64)> = frontier;
         let next: &mut Vec<u32> = next;
         for &s in seeds {
-            if !reached.map.contains_key(&Key::from(s)) {
+            if !reached.map.contains_key(&RecordKey::from(s)) {
                 reached.offer(s, UNKNOWN, UNKNOWN, initial, 0, true, next);
             }
         }
