@@ -6,7 +6,8 @@
 //!    or created in the ATL, crediting the episode, with the episode's source and trust;
 //!    each gets a reference to the episode and an INSTANCE_OF edge from it, and the §13
 //!    inline relationships relate them to each other (the ATL's part is one write and, once
-//!    the concepts are known, one journal record: [`atl::Atl::record_episode`]);
+//!    the concepts are known, one journal record: [`atl::Atl::record_episode`]; the edges
+//!    are one record of the cross-layer graph: [`crossgraph::CrossLayerGraph::add_edges_from`]);
 //! 2. a known tool outcome and goal outcome teach NAc (`tool:<name>` → `tool:<name>:positive`
 //!    or `:negative`, and the same for the goal) and the statistician;
 //! 3. the hub's metric series get one event each;
@@ -147,12 +148,14 @@ impl MemoryHub {
         let id = episode.id;
         let extraction = &episode.extraction;
         let from = LayerRecord::new(LayerKind::Hippocampus, id);
+        let mut targets = Vec::with_capacity(recorded.concepts.len());
         for (i, found) in recorded.concepts.iter().enumerate() {
             let concept = &extraction.concepts[i];
             let to = LayerRecord::new(LayerKind::Atl, found.id);
             if found.created {
                 self.index_knowledge(to);
             }
+            targets.push(to);
             out.concepts.push(found.id);
             out.concepts_created += usize::from(found.created);
             if !recorded.referenced[i] && self.atl.record(found.id).is_some_and(|r| r.as_concept().is_none())
@@ -160,9 +163,11 @@ impl MemoryHub {
                 let e = atl::Error::Compressed { id: found.id, what: "memory references" };
                 warn(out, format!("reference {} → episode {id}: {e}", concept.name));
             }
-            if let Err(e) = self.graph.add_edge(from, to, CrossEdgeKind::InstanceOf, INSTANCE_WEIGHT) {
-                warn(out, format!("INSTANCE_OF episode {id} → {}: {e}", concept.name));
-            }
+        }
+        // The INSTANCE_OF edges in one journal record.
+        if let Err(e) = self.graph.add_edges_from(from, &targets, CrossEdgeKind::InstanceOf, INSTANCE_WEIGHT)
+        {
+            warn(out, format!("INSTANCE_OF episode {id} → its {} concepts: {e}", targets.len()));
         }
         for (&(a, b, kind), defined) in extraction.relations.iter().zip(&recorded.relationships) {
             let (source, target) = (recorded.concepts[a].id, recorded.concepts[b].id);
