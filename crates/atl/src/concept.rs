@@ -382,9 +382,22 @@ impl Concept {
     /// [`reinforce`](Self::reinforce), with the trace reinforced under `params` (the layer's
     /// [`AtlConfig::trace`](crate::AtlConfig::trace): 0.3 instead of 0.1 in the imprint window).
     pub fn reinforce_with(&mut self, episode: Option<RecordId>, now: Timestamp, params: &TraceParams) {
+        self.reinforce_crediting(episode, false, now, params);
+    }
+
+    /// [`reinforce_with`](Self::reinforce_with); `known_new` says `episode` is not among the
+    /// source episodes (the layer knows it is greater than every one of them), which saves
+    /// the membership scan.
+    pub(crate) fn reinforce_crediting(
+        &mut self,
+        episode: Option<RecordId>,
+        known_new: bool,
+        now: Timestamp,
+        params: &TraceParams,
+    ) {
         self.reinforcement_count = self.reinforcement_count.saturating_add(1);
         if let Some(ep) = episode
-            && !self.source_episode_ids.contains(&ep)
+            && (known_new || !self.source_episode_ids.contains(&ep))
         {
             self.source_episode_ids.push(ep);
             self.keep_newest_episodes();
