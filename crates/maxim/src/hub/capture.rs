@@ -255,14 +255,12 @@ impl MemoryHub {
             let event = outcome_key(&mut key, kind, name, suffix);
             let observation = Observation::new(kind, &key[..event], result, &key, valence).memory(id);
             self.observe(&observation, out);
-            let recorded = match kind {
-                "tool" => self.statistician.record_tool_result(name, success, at),
-                _ => self.statistician.record_goal(name, success, at),
-            };
-            if let Err(e) = recorded {
+            // The statistician's metric is the series' (`tool:<name>:success`, what
+            // `record_tool_result` and `record_goal` name; the names are trimmed already).
+            metric_key(&mut key, kind, name);
+            if let Err(e) = self.statistician.observe(&key, value, at) {
                 warn(out, format!("statistician, {kind} {name}: {e}"));
             }
-            metric_key(&mut key, kind, name);
             self.metrics.record(&key, at, value);
         }
     }
