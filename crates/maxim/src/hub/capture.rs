@@ -350,8 +350,7 @@ impl Derived {
     fn of(episode: &Episode) -> Self {
         let extraction = extract::extract(episode);
         let tool = Some(episode.tool_name().trim()).filter(|t| !t.is_empty()).map(str::to_owned);
-        let goal_key =
-            episode.goal().map(|g| maxim_core::text::normalize_tokens(g).join("_")).filter(|k| !k.is_empty());
+        let goal_key = episode.goal().map(goal_key).filter(|k| !k.is_empty());
         Self {
             id: episode.id(),
             created_at: episode.meta().created_at,
@@ -364,6 +363,19 @@ impl Derived {
             goal_key,
         }
     }
+}
+
+/// The normalised tokens of `goal` joined by `_` (`normalize_tokens(goal).join("_")`), in one
+/// string.
+fn goal_key(goal: &str) -> String {
+    let mut key = String::with_capacity(goal.len());
+    maxim_core::text::for_each_token(goal, |token| {
+        if !key.is_empty() {
+            key.push('_');
+        }
+        key.push_str(token);
+    });
+    key
 }
 
 /// The name of the category concept every tool concept IS_A.
@@ -393,4 +405,22 @@ fn metric_key(key: &mut String, kind: &str, name: &str) {
 fn warn(out: &mut Captured, message: String) {
     tracing::warn!(episode = %out.id, "{message}");
     out.warnings.push(message);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_goal_key_joins_the_normalised_tokens() {
+        for goal in [
+            "fetch the mug",
+            "  Opening the DOORS, quickly! ",
+            "",
+            "the a of",
+            "navigate to 42 rooms",
+            "café au lait",
+        ] {
+            let joined = maxim_core::text::normalize_tokens(goal).join("_");
+            assert_eq!(super::goal_key(goal), joined, "{goal:?}");
+        }
+    }
 }
