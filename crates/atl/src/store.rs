@@ -171,6 +171,8 @@ pub(crate) struct Scratch {
     vector: Vec<f32>,
     /// The name and category keys of an episode's concepts (`record_episode`).
     pub(crate) episode_keys: Vec<(String, String)>,
+    /// The steps of an episode not yet journaled (`record_episode`), kept for their room.
+    pub(crate) episode_pending: crate::episode::Pending,
 }
 
 /// The semantic layer: concepts, their relationships and their contradictions. See the
