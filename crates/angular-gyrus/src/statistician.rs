@@ -299,10 +299,14 @@ impl Statistician {
             return Err(Error::NonFinite { what: "observation", index: 0, value });
         }
         let window = self.config.window_size;
-        let m = self.metrics.entry(metric.to_owned()).or_insert_with(|| Metric {
-            series: VecDeque::with_capacity(window),
-            detector: PatternDetector::new(),
-        });
+        // A known metric is found by its name without allocating a key.
+        let m = match self.metrics.get_mut(metric) {
+            Some(m) => m,
+            None => self.metrics.entry(metric.to_owned()).or_insert_with(|| Metric {
+                series: VecDeque::with_capacity(window),
+                detector: PatternDetector::new(),
+            }),
+        };
         if m.series.len() == window {
             m.series.pop_front();
         }

@@ -106,7 +106,7 @@ pub fn default_source(provenance: ConceptProvenance) -> Source {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryRefs {
     cap: usize,
-    refs: BTreeMap<LayerKind, Vec<RecordId>>,
+    refs: BTreeMap<LayerKind, RefList>,
 }
 
 impl Default for MemoryRefs {
@@ -128,16 +128,13 @@ impl MemoryRefs {
 
     /// Adds a reference to record `id` of `layer`; false when it was already there. At the cap
     /// the oldest reference of that layer is evicted.
+    ///
+    /// An id greater than every id the layer's list has held is known to be new without a
+    /// scan (record ids are time-ordered, so the newest episode's always is), and evicting
+    /// the oldest moves the list only once every quarter of the cap.
     pub fn add(&mut self, layer: LayerKind, id: RecordId) -> bool {
-        let list = self.refs.entry(layer).or_default();
-        if list.contains(&id) {
-            return false;
-        }
-        if list.len() >= self.cap {
-            list.remove(0);
-        }
-        list.push(id);
-        true
+        let cap = self.cap;
+        self.refs.entry(layer).or_default().add(id, cap)
     }
 
     /// Removes the reference; false when there was none.
@@ -145,11 +142,10 @@ impl MemoryRefs {
         let Some(list) = self.refs.get_mut(&layer) else {
             return false;
         };
-        let Some(pos) = list.iter().position(|&x| x == id) else {
+        if !list.remove(id) {
             return false;
-        };
-        list.remove(pos);
-        if list.is_empty() {
+        }
+        if list.ids().is_empty() {
             self.refs.remove(&layer);
         }
         true
@@ -157,34 +153,107 @@ impl MemoryRefs {
 
     /// The references to `layer`, oldest first.
     pub fn get(&self, layer: LayerKind) -> &[RecordId] {
-        self.refs.get(&layer).map_or(&[], Vec::as_slice)
+        self.refs.get(&layer).map_or(&[], RefList::ids)
     }
 
     /// The number of references to `layer`, or to every layer when `None`.
     pub fn count(&self, layer: Option<LayerKind>) -> usize {
         match layer {
             Some(l) => self.get(l).len(),
-            None => self.refs.values().map(Vec::len).sum(),
+            None => self.refs.values().map(|l| l.ids().len()).sum(),
         }
     }
 
     /// The layers referenced, with their references (oldest first); empty layers are absent.
     pub fn iter(&self) -> impl Iterator<Item = (LayerKind, &[RecordId])> {
-        self.refs.iter().map(|(&l, v)| (l, v.as_slice()))
+        self.refs.iter().map(|(&l, v)| (l, v.ids()))
     }
 
     fn validate(&self) -> std::result::Result<(), String> {
-        for (layer, list) in &self.refs {
+        for (layer, list) in self.iter() {
             if list.is_empty() || list.len() > self.cap {
                 return Err(format!("{} references to {layer} with a cap of {}", list.len(), self.cap));
             }
-            let mut sorted = list.clone();
+            let mut sorted = list.to_vec();
             sorted.sort_unstable();
             if sorted.windows(2).any(|w| w[0] == w[1]) {
                 return Err(format!("a reference to {layer} appears twice"));
             }
         }
         Ok(())
+    }
+}
+
+/// One layer's references: the live ones are `ids[start..]`, oldest first; the `start`
+/// entries before them are evicted ones not yet moved out (at most a quarter of the cap, so
+/// an eviction moves the list once every quarter cap). `bound` is at least every id the list
+/// holds (it is not lowered by removals), so a larger id needs no membership scan.
+#[derive(Clone, Default)]
+struct RefList {
+    ids: Vec<RecordId>,
+    start: usize,
+    bound: Option<RecordId>,
+}
+
+impl RefList {
+    fn of(ids: Vec<RecordId>) -> Self {
+        let bound = ids.iter().max().copied();
+        Self { ids, start: 0, bound }
+    }
+
+    fn ids(&self) -> &[RecordId] {
+        &self.ids[self.start..]
+    }
+
+    fn add(&mut self, id: RecordId, cap: usize) -> bool {
+        if self.bound.is_some_and(|b| id <= b) && self.ids().contains(&id) {
+            return false;
+        }
+        self.bound = self.bound.max(Some(id));
+        if self.ids.len() - self.start >= cap {
+            self.start += 1;
+            if self.start > cap / 4 {
+                self.ids.drain(..self.start);
+                self.start = 0;
+            }
+        }
+        self.ids.push(id);
+        true
+    }
+
+    fn remove(&mut self, id: RecordId) -> bool {
+        let Some(pos) = self.ids().iter().position(|&x| x == id) else {
+            return false;
+        };
+        self.ids.remove(self.start + pos);
+        true
+    }
+}
+
+impl PartialEq for RefList {
+    fn eq(&self, other: &Self) -> bool {
+        self.ids() == other.ids()
+    }
+}
+
+impl Eq for RefList {}
+
+impl std::fmt::Debug for RefList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.ids()).finish()
+    }
+}
+
+// A list reads and writes as the plain vector of its live ids, as it did when it was one.
+impl Serialize for RefList {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        self.ids().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RefList {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        Vec::<RecordId>::deserialize(deserializer).map(Self::of)
     }
 }
 
@@ -313,9 +382,22 @@ impl Concept {
     /// [`reinforce`](Self::reinforce), with the trace reinforced under `params` (the layer's
     /// [`AtlConfig::trace`](crate::AtlConfig::trace): 0.3 instead of 0.1 in the imprint window).
     pub fn reinforce_with(&mut self, episode: Option<RecordId>, now: Timestamp, params: &TraceParams) {
+        self.reinforce_crediting(episode, false, now, params);
+    }
+
+    /// [`reinforce_with`](Self::reinforce_with); `known_new` says `episode` is not among the
+    /// source episodes (the layer knows it is greater than every one of them), which saves
+    /// the membership scan.
+    pub(crate) fn reinforce_crediting(
+        &mut self,
+        episode: Option<RecordId>,
+        known_new: bool,
+        now: Timestamp,
+        params: &TraceParams,
+    ) {
         self.reinforcement_count = self.reinforcement_count.saturating_add(1);
         if let Some(ep) = episode
-            && !self.source_episode_ids.contains(&ep)
+            && (known_new || !self.source_episode_ids.contains(&ep))
         {
             self.source_episode_ids.push(ep);
             self.keep_newest_episodes();
@@ -700,6 +782,72 @@ mod tests {
         assert_eq!(three.count(Some(LayerKind::AngularGyrus)), 3, "caps per layer are independent");
         assert_eq!(three.count(Some(LayerKind::Hippocampus)), 3);
         assert_eq!(MemoryRefs::default().cap(), MAX_REFS_PER_LAYER);
+    }
+
+    /// The plain-vector model of one layer's references that `MemoryRefs` replaced: a scan
+    /// for membership, the oldest removed from the front at the cap.
+    fn model_add(list: &mut Vec<RecordId>, id: RecordId, cap: usize) -> bool {
+        if list.contains(&id) {
+            return false;
+        }
+        if list.len() >= cap {
+            list.remove(0);
+        }
+        list.push(id);
+        true
+    }
+
+    proptest::proptest! {
+        /// Adds (ids mostly rising, as time-ordered ids do, some older) and removals agree
+        /// with the plain-vector model, and the references read back through the codec
+        /// as the model's vectors (the format of before).
+        #[test]
+        fn refs_agree_with_the_plain_vector_model(
+            cap in 1usize..12,
+            ops in proptest::collection::vec((0u8..3, 0u8..2, 0u128..8), 0..300),
+        ) {
+            let layers = [LayerKind::Hippocampus, LayerKind::AngularGyrus];
+            let mut refs = MemoryRefs::with_cap(cap);
+            let mut model: BTreeMap<LayerKind, Vec<RecordId>> = BTreeMap::new();
+            let mut next = 100u128;
+            for (step, (what, layer, back)) in ops.into_iter().enumerate() {
+                let layer = layers[layer as usize];
+                let list = model.entry(layer).or_default();
+                match what {
+                    0 => {
+                        next += 1;
+                        proptest::prop_assert_eq!(refs.add(layer, id(next)), model_add(list, id(next), cap));
+                    }
+                    1 => {
+                        let old = id(next.saturating_sub(back * 3));
+                        proptest::prop_assert_eq!(refs.add(layer, old), model_add(list, old, cap));
+                    }
+                    _ => {
+                        let old = id(next.saturating_sub(back));
+                        let held = list.iter().position(|&x| x == old).map(|p| list.remove(p)).is_some();
+                        proptest::prop_assert_eq!(refs.remove(layer, old), held);
+                    }
+                }
+                model.retain(|_, l| !l.is_empty());
+                for (&l, list) in &model {
+                    proptest::prop_assert_eq!(refs.get(l), list.as_slice(), "step {}", step);
+                }
+                proptest::prop_assert_eq!(refs.count(None), model.values().map(Vec::len).sum::<usize>());
+                proptest::prop_assert!(refs.validate().is_ok());
+            }
+            let plain = RefsModel { cap: cap.max(1), refs: model };
+            let bytes = maxim_core::codec::encode("atl-refs", &refs).unwrap();
+            proptest::prop_assert_eq!(&bytes, &maxim_core::codec::encode("atl-refs", &plain).unwrap());
+            let back: MemoryRefs = maxim_core::codec::decode("refs", "atl-refs", &bytes).unwrap();
+            proptest::prop_assert_eq!(&back, &refs);
+        }
+    }
+
+    /// `MemoryRefs` as it was declared before its lists kept evicted room: the format.
+    #[derive(Serialize)]
+    struct RefsModel {
+        cap: usize,
+        refs: BTreeMap<LayerKind, Vec<RecordId>>,
     }
 
     #[test]

@@ -233,7 +233,7 @@ pub(crate) struct EpisodeApplied {
 
 /// The steps resolved but not yet journaled, and what later steps must not read past.
 #[derive(Debug, Default)]
-struct Pending {
+pub(crate) struct Pending {
     finds: Vec<EpisodeFind>,
     /// The concept index of each find.
     find_of: Vec<usize>,
@@ -251,6 +251,18 @@ struct Pending {
 impl Pending {
     fn is_empty(&self) -> bool {
         self.finds.is_empty() && self.relates.is_empty()
+    }
+
+    /// Empties it, keeping the room of the lists it keeps (the steps themselves go into the
+    /// journal record).
+    fn clear(&mut self) {
+        self.finds.clear();
+        self.find_of.clear();
+        self.relates.clear();
+        self.relate_of.clear();
+        self.renamed.clear();
+        self.created.clear();
+        self.evicts = false;
     }
 }
 
@@ -276,9 +288,13 @@ impl Atl {
         )
         .entered();
         let mut keys = std::mem::take(&mut self.scratch.episode_keys);
-        let result =
-            self.check_episode(write, &mut keys).and_then(|trust| self.write_episode(write, trust, &keys));
+        let mut pending = std::mem::take(&mut self.scratch.episode_pending);
+        pending.clear();
+        let result = self
+            .check_episode(write, &mut keys)
+            .and_then(|trust| self.write_episode(write, trust, &keys, &mut pending));
         self.scratch.episode_keys = keys;
+        self.scratch.episode_pending = pending;
         result
     }
 
@@ -315,6 +331,7 @@ impl Atl {
         write: &EpisodeWrite<'_>,
         trust: Trust,
         keys: &[(String, String)],
+        pending: &mut Pending,
     ) -> Result<RecordedEpisode> {
         let now = self.clock.now();
         let n = write.concepts.len();
@@ -324,11 +341,10 @@ impl Atl {
             relationships: vec![None; write.relationships.len()],
             records: 0,
         };
-        let mut pending = Pending::default();
         for (i, c) in write.concepts.iter().enumerate() {
             let (name, category) = &keys[i];
             if pending.renamed.iter().any(|&j| keys[j].1 == *category) {
-                self.commit_episode(write, now, &mut pending, &mut out)?;
+                self.commit_episode(write, now, pending, &mut out)?;
             }
             let spec = SpecView {
                 name: c.name,
@@ -341,11 +357,11 @@ impl Atl {
             };
             let found = match self.resolve_find(&spec, name, category, now)? {
                 Resolved::Exact(id) => {
-                    self.push_hit(&mut pending, i, id, None, 0, &spec, now);
+                    self.push_hit(pending, i, id, None, 0, &spec, now);
                     FindOrCreate { id, created: false, reinforced: false, matched: MatchKind::Exact }
                 }
                 Resolved::Similar { id, alias, scored, score, matched_key } => {
-                    self.push_hit(&mut pending, i, id, Some(alias), scored, &spec, now);
+                    self.push_hit(pending, i, id, Some(alias), scored, &spec, now);
                     pending.renamed.push(i);
                     let matched = MatchKind::Similar { score, matched_key };
                     FindOrCreate { id, created: false, reinforced: false, matched }
@@ -354,7 +370,7 @@ impl Atl {
                     let id = concept.meta.id;
                     if self.state.len() + pending.created.len() >= self.config.max_concepts {
                         // The eviction ranking must see every earlier step.
-                        self.commit_episode(write, now, &mut pending, &mut out)?;
+                        self.commit_episode(write, now, pending, &mut out)?;
                     }
                     let evicted = self.victims(now);
                     pending.evicts |= !evicted.is_empty();
@@ -368,7 +384,7 @@ impl Atl {
             out.concepts.push(found);
             if pending.evicts {
                 // What a creation evicts must be gone before the next step looks.
-                self.commit_episode(write, now, &mut pending, &mut out)?;
+                self.commit_episode(write, now, pending, &mut out)?;
             }
         }
         let mut pairs: Vec<(RecordId, RecordId)> = Vec::with_capacity(write.relationships.len());
@@ -380,7 +396,7 @@ impl Atl {
             let pair = if source < target { (source, target) } else { (target, source) };
             if pairs.contains(&pair) {
                 // The second definition reads the edge the first one writes.
-                self.commit_episode(write, now, &mut pending, &mut out)?;
+                self.commit_episode(write, now, pending, &mut out)?;
                 pairs.clear();
             }
             let op = match self.resolve_relate(
@@ -403,7 +419,7 @@ impl Atl {
             pending.relate_of.push(k);
             pairs.push(pair);
         }
-        self.commit_episode(write, now, &mut pending, &mut out)?;
+        self.commit_episode(write, now, pending, &mut out)?;
         Ok(out)
     }
 
@@ -459,7 +475,7 @@ impl Atl {
             out.relationships[r] = Some(applied.defined[k]);
         }
         out.records += 1;
-        *pending = Pending::default();
+        pending.clear();
         Ok(())
     }
 

@@ -542,7 +542,7 @@ impl Atl {
             }
             Op::Reinforce { id, episode, at } => {
                 if let Some(slot) = self.state.slot(id) {
-                    self.state.records[slot].reinforce(episode, at, &self.config.trace);
+                    self.state.credit(slot, episode, at, &self.config.trace);
                     self.state.counters.reinforcements += 1;
                 }
                 Applied::Nothing
@@ -691,14 +691,19 @@ impl Atl {
         definition: Option<String>,
         at: Timestamp,
     ) -> bool {
+        if self.state.records[slot].is_compressed() {
+            return false;
+        }
+        let reinforced = episode.is_some();
+        if reinforced {
+            self.state.credit(slot, episode, at, &self.config.trace);
+            self.state.counters.reinforcements += 1;
+        }
         let SemanticRecord::Full(c) = &mut self.state.records[slot] else {
             return false;
         };
-        let reinforced = episode.is_some();
         if reinforced {
-            c.reinforce_with(episode, at, &self.config.trace);
             c.provenance = merge_provenance(c.provenance, provenance);
-            self.state.counters.reinforcements += 1;
         }
         if let Some(definition) = definition
             && c.definition.trim().is_empty()

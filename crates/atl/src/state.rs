@@ -16,11 +16,28 @@ use crate::names::{NameIndex, is_structured_name, name_key};
 use crate::registry::RelationshipRegistry;
 
 /// The keys kept beside each record.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Keys {
     pub(crate) name: Box<str>,
     pub(crate) category: Box<str>,
     pub(crate) aliases: Vec<Box<str>>,
+    /// At least every id among the concept's source episodes (`None`: it has none). Record
+    /// ids are time-ordered, so an episode that reinforces a concept is usually greater, and
+    /// then known new without a scan of the list. Every write that credits an episode raises
+    /// it ([`State::credit`]); a removal leaves it as it is, still a bound.
+    pub(crate) episodes_bound: Option<RecordId>,
+}
+
+// The bound of the source episodes is left out: it is a cache, and a layer reopened from
+// its files may hold a lower one (the greatest id its lists hold now) than the live layer.
+impl std::fmt::Debug for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keys")
+            .field("name", &self.name)
+            .field("category", &self.category)
+            .field("aliases", &self.aliases)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Keys {
@@ -29,6 +46,7 @@ impl Keys {
             name: name_key(record.name()).into(),
             category: name_key(record.category()).into(),
             aliases: record.aliases().iter().map(|a| name_key(a).into()).collect(),
+            episodes_bound: record.as_concept().and_then(|c| c.source_episode_ids.iter().max().copied()),
         }
     }
 
@@ -280,5 +298,24 @@ impl State {
 
     pub(crate) fn len(&self) -> usize {
         self.records.len()
+    }
+
+    /// Reinforces the record at `slot` crediting `episode` (see
+    /// [`SemanticRecord::reinforce`]), skipping the membership scan of its source episodes
+    /// when `episode` is above every one of them; keeps the slot's bound of them.
+    pub(crate) fn credit(
+        &mut self,
+        slot: usize,
+        episode: Option<RecordId>,
+        at: maxim_core::Timestamp,
+        params: &maxim_core::trace::TraceParams,
+    ) {
+        let bound = &mut self.keys[slot].episodes_bound;
+        let known_new = episode.is_some_and(|e| bound.is_none_or(|b| e > b));
+        *bound = (*bound).max(episode);
+        match &mut self.records[slot] {
+            SemanticRecord::Full(c) => c.reinforce_crediting(episode, known_new, at, params),
+            record @ SemanticRecord::Compressed(_) => record.reinforce(episode, at, params),
+        }
     }
 }

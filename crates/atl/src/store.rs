@@ -171,6 +171,8 @@ pub(crate) struct Scratch {
     vector: Vec<f32>,
     /// The name and category keys of an episode's concepts (`record_episode`).
     pub(crate) episode_keys: Vec<(String, String)>,
+    /// The steps of an episode not yet journaled (`record_episode`), kept for their room.
+    pub(crate) episode_pending: crate::episode::Pending,
 }
 
 /// The semantic layer: concepts, their relationships and their contradictions. See the
@@ -998,6 +1000,37 @@ mod tests {
         let kept = &atl.concept(id).unwrap().source_episode_ids;
         assert_eq!(kept.len(), MAX_SOURCE_EPISODES);
         assert_eq!((kept[0], kept[199]), (RecordId::from_u128(100), RecordId::from_u128(299)));
+    }
+
+    /// The bound of a concept's source episodes saves the scan only for a newer episode:
+    /// older ones, repeats, a stored concept's own list and an episode forgotten and given
+    /// again are each kept once, in the order they came.
+    #[test]
+    fn source_episodes_stay_unique_whatever_order_they_come_in() {
+        let (_clock, mut atl) = layer();
+        let ep = RecordId::from_u128;
+        let episodes = |atl: &Atl, id| atl.concept(id).unwrap().source_episode_ids.clone();
+        let mut s = spec("mug", "object");
+        s.source_episode = Some(ep(50));
+        let mug = atl.find_or_create(&s).unwrap().id;
+        for e in [60, 40, 60, 50, 70, 40, 70] {
+            s.source_episode = Some(ep(e));
+            atl.find_or_create(&s).unwrap();
+            atl.reinforce(mug, Some(ep(e))).unwrap();
+        }
+        assert_eq!(episodes(&atl, mug), [50, 60, 40, 70].map(ep));
+        assert!(atl.forget_episode(mug, ep(70)).unwrap());
+        atl.reinforce(mug, Some(ep(70))).unwrap();
+        atl.reinforce(mug, Some(ep(70))).unwrap();
+        assert_eq!(episodes(&atl, mug), [50, 60, 40, 70].map(ep));
+        let mut c = atl.new_concept("cup", "object").unwrap();
+        c.source_episode_ids = vec![ep(90), ep(80)];
+        let cup = atl.insert(c.into()).unwrap();
+        for e in [85, 90, 95, 80, 95] {
+            atl.reinforce(cup, Some(ep(e))).unwrap();
+        }
+        assert_eq!(episodes(&atl, cup), [90, 80, 85, 95].map(ep));
+        assert!(atl.concept(cup).unwrap().validate().is_ok());
     }
 
     #[test]

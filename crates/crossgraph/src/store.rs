@@ -267,6 +267,20 @@ pub enum Op {
         /// The record.
         record: LayerRecord,
     },
+    /// Add or update the edges `from -> t` of one type and weight, for each `t` of `to` in
+    /// order, as that many [`Op::Link`]s without metadata would: one journal record for
+    /// several edges ([`CrossLayerGraph::add_edges_from`]). Valid only whole: one bad target
+    /// refuses them all.
+    LinkMany {
+        /// Source record of every edge.
+        from: LayerRecord,
+        /// Target records, in order.
+        to: Vec<LayerRecord>,
+        /// Edge type.
+        kind: CrossEdgeKind,
+        /// Weight in `[0, 1]`.
+        weight: f64,
+    },
 }
 
 /// What applying an [`Op`] did.
@@ -280,6 +294,13 @@ pub enum Applied {
     Removed {
         /// Edges removed.
         edges: usize,
+    },
+    /// [`Op::LinkMany`]: how many edges were added and how many updated.
+    LinkedMany {
+        /// Edges added.
+        added: usize,
+        /// Edges that existed and were updated.
+        updated: usize,
     },
 }
 
@@ -449,6 +470,44 @@ impl CrossLayerGraph {
         }
     }
 
+    /// Adds (or updates) the edges `from -> t` of type `kind` with `weight` for every `t` of
+    /// `to`, in order, as [`add_edge`](Self::add_edge) would one by one, with one journal
+    /// record for all of them (a crash keeps all or none). Returns how many were added (the
+    /// others existed and were updated).
+    ///
+    /// Errors (nothing changes, no edge is written): a weight that is NaN, infinite or outside
+    /// `[0, 1]`; `from` among `to` for a type other than TEMPORALLY_CORRELATES
+    /// ([`Error::SelfLoop`]); a graph without room for every target not yet linked
+    /// ([`Error::Full`]; a target given twice is counted twice).
+    ///
+    /// ```
+    /// use crossgraph::CrossLayerGraph;
+    /// use maxim_core::{CrossEdgeKind, LayerKind, LayerRecord, RecordId};
+    /// let episode = LayerRecord::new(LayerKind::Hippocampus, RecordId::from_u128(1));
+    /// let [mug, kitchen] = [2, 3].map(|i| LayerRecord::new(LayerKind::Atl, RecordId::from_u128(i)));
+    /// let mut g = CrossLayerGraph::builder().build()?;
+    /// g.add_edge(episode, mug, CrossEdgeKind::InstanceOf, 0.5)?;
+    /// assert_eq!(g.add_edges_from(episode, &[mug, kitchen], CrossEdgeKind::InstanceOf, 1.0)?, 1);
+    /// assert_eq!(g.edge(episode, mug, CrossEdgeKind::InstanceOf).unwrap().weight, 1.0);
+    /// // One bad target refuses them all.
+    /// assert!(g.add_edges_from(mug, &[kitchen, mug], CrossEdgeKind::Informs, 1.0).is_err());
+    /// assert_eq!(g.edge_count(), 2);
+    /// # Ok::<(), crossgraph::Error>(())
+    /// ```
+    pub fn add_edges_from(
+        &mut self,
+        from: LayerRecord,
+        to: &[LayerRecord],
+        kind: CrossEdgeKind,
+        weight: f64,
+    ) -> Result<usize> {
+        let op = Op::LinkMany { from, to: to.to_vec(), kind, weight };
+        match self.apply(op)? {
+            Applied::LinkedMany { added, .. } => Ok(added),
+            _ => unreachable!("a link-many op links many"),
+        }
+    }
+
     /// Removes the edge `from -> to` of type `kind`; returns it, or `None` when there was none.
     /// Fails only when the graph is open on a directory and the journal cannot be written.
     pub fn remove_edge(
@@ -489,6 +548,7 @@ impl CrossLayerGraph {
     fn changes_something(&self, op: &Op) -> bool {
         match op {
             Op::Link { .. } => true,
+            Op::LinkMany { to, .. } => !to.is_empty(),
             Op::Unlink { from, to, kind } => self.edge(*from, *to, *kind).is_some(),
             Op::RemoveRecord { record } => self.contains_record(*record),
         }
@@ -512,6 +572,19 @@ impl CrossLayerGraph {
                 let metadata = metadata.filter(|m| !m.is_empty());
                 Ok(Op::Link { from, to, kind, weight, metadata })
             }
+            Op::LinkMany { from, to, kind, weight } => {
+                let weight = check_unit("weight", weight)?.abs();
+                if kind != CrossEdgeKind::TemporallyCorrelates && to.contains(&from) {
+                    return Err(Error::SelfLoop { record: from, kind });
+                }
+                if self.state.edge_count + to.len() > MAX_EDGES {
+                    let new = to.iter().filter(|&&t| self.edge(from, t, kind).is_none()).count();
+                    if self.state.edge_count + new > MAX_EDGES {
+                        return Err(Error::Full { what: "edges", limit: MAX_EDGES });
+                    }
+                }
+                Ok(Op::LinkMany { from, to, kind, weight })
+            }
             other => Ok(other),
         }
     }
@@ -533,6 +606,18 @@ impl CrossLayerGraph {
                     self.counters.edges_removed += 1;
                 }
                 Applied::Unlinked(edge)
+            }
+            Op::LinkMany { from, to, kind, weight } => {
+                let (mut added, mut updated) = (0, 0);
+                for t in to {
+                    match self.state.link(from, t, kind, weight, None) {
+                        EdgeInsert::Added => added += 1,
+                        EdgeInsert::Updated { .. } => updated += 1,
+                    }
+                }
+                self.counters.edges_added += added as u64;
+                self.counters.edges_updated += updated as u64;
+                Applied::LinkedMany { added, updated }
             }
             Op::RemoveRecord { record } => {
                 let edges = self.state.remove_record(record);

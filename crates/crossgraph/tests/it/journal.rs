@@ -96,3 +96,102 @@ fn invalid_writes_never_reach_the_journal() {
     assert_eq!(back.edge_count(), 1);
     assert_eq!(back.edge(hip(1), atl(2), CrossEdgeKind::InstanceOf).map(|e| e.weight), Some(0.5));
 }
+
+/// The edges of one `add_edges_from`: one journal record, replayed to the same graph as the
+/// single calls make.
+#[test]
+fn a_batch_record_replays_to_the_graph_the_single_calls_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = open(dir.path());
+    let mut singles = crate::common::graph();
+    write_some(&mut g, 0);
+    write_some(&mut singles, 0);
+    let targets = [atl(0), atl(50), atl(51), atl(50)];
+    let journal = maxim_core::journal::journal_path(dir.path(), crossgraph::SNAPSHOT_KIND);
+    g.sync().unwrap();
+    let before = std::fs::metadata(&journal).unwrap().len();
+    // One already linked, two new, one given twice (an update of the first).
+    assert_eq!(g.add_edges_from(hip(0), &targets, CrossEdgeKind::InstanceOf, 0.6).unwrap(), 2);
+    for t in targets {
+        singles.add_edge(hip(0), t, CrossEdgeKind::InstanceOf, 0.6).unwrap();
+    }
+    assert_eq!(g.add_edges_from(hip(0), &[], CrossEdgeKind::InstanceOf, 0.6).unwrap(), 0);
+    g.sync().unwrap();
+    let after = std::fs::metadata(&journal).unwrap().len();
+    assert_eq!(fingerprint(&g), fingerprint(&singles));
+    assert_eq!(g.stats().counters, singles.stats().counters);
+    let expected = fingerprint(&g);
+    drop(g);
+    // One record: the last entry of the journal is the batch.
+    let mut ops = Vec::new();
+    let sink =
+        maxim_core::journal::FileSink::open(&journal, crossgraph::SNAPSHOT_KIND, SyncPolicy::Always).unwrap();
+    maxim_core::journal::Journal::<crossgraph::Op>::open::<maxim_core::Error>(Box::new(sink), 0, |_, op| {
+        ops.push(op);
+        Ok(())
+    })
+    .unwrap();
+    assert!(matches!(ops.last(), Some(crossgraph::Op::LinkMany { to, .. }) if to.len() == 4));
+    let back = open(dir.path());
+    assert_eq!(fingerprint(&back), expected);
+    assert_eq!(back.stats().counters["edges_added"], singles.stats().counters["edges_added"]);
+    assert!(after > before);
+}
+
+/// A crash in the middle of a batch record loses the batch whole and nothing before it: the
+/// journal is cut at every byte of the record and the directory reopened.
+#[test]
+fn a_torn_batch_record_is_lost_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = open(dir.path());
+    write_some(&mut g, 0);
+    let journal = maxim_core::journal::journal_path(dir.path(), crossgraph::SNAPSHOT_KIND);
+    let start = usize::try_from(std::fs::metadata(&journal).unwrap().len()).unwrap();
+    let acknowledged = fingerprint(&g);
+    g.add_edges_from(hip(7), &[atl(1), atl(2), atl(3)], CrossEdgeKind::InstanceOf, 0.9).unwrap();
+    let full = fingerprint(&g);
+    drop(g);
+    let bytes = std::fs::read(&journal).unwrap();
+    let reopen = |len: usize| {
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::write(
+            maxim_core::journal::journal_path(copy.path(), crossgraph::SNAPSHOT_KIND),
+            &bytes[..len],
+        )
+        .unwrap();
+        fingerprint(&open(copy.path()))
+    };
+    assert_eq!(reopen(bytes.len()), full);
+    for cut in start..bytes.len() {
+        assert_eq!(reopen(cut), acknowledged, "cut at byte {cut} of the batch record");
+    }
+}
+
+/// A batch with one bad target or a bad weight is refused whole: the graph and the journal
+/// are as they were.
+#[test]
+fn a_bad_batch_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = open(dir.path());
+    write_some(&mut g, 0);
+    g.sync().unwrap();
+    let journal = maxim_core::journal::journal_path(dir.path(), crossgraph::SNAPSHOT_KIND);
+    let (before, len) = (fingerprint(&g), std::fs::metadata(&journal).unwrap().len());
+    let kind = CrossEdgeKind::InstanceOf;
+    let self_loop = g.add_edges_from(atl(5), &[atl(6), atl(5)], kind, 0.5).unwrap_err();
+    assert!(matches!(self_loop, crossgraph::Error::SelfLoop { .. }), "{self_loop:?}");
+    for w in [f64::NAN, -0.5, 1.5, f64::INFINITY] {
+        assert!(g.add_edges_from(hip(5), &[atl(6), atl(7)], kind, w).is_err(), "{w}");
+    }
+    let op = crossgraph::Op::LinkMany { from: hip(5), to: vec![atl(6), hip(5)], kind, weight: 0.5 };
+    assert!(g.apply(op).is_err());
+    assert_eq!(fingerprint(&g), before);
+    g.sync().unwrap();
+    assert_eq!(std::fs::metadata(&journal).unwrap().len(), len);
+    drop(g);
+    assert_eq!(fingerprint(&open(dir.path())), before);
+    // TEMPORALLY_CORRELATES may join a record to itself, in a batch too.
+    let mut g = open(dir.path());
+    g.add_edges_from(atl(5), &[atl(5), atl(6)], CrossEdgeKind::TemporallyCorrelates, 0.5).unwrap();
+    assert_eq!(g.edge_count(), before.len() + 2);
+}

@@ -6,7 +6,8 @@
 //!    or created in the ATL, crediting the episode, with the episode's source and trust;
 //!    each gets a reference to the episode and an INSTANCE_OF edge from it, and the §13
 //!    inline relationships relate them to each other (the ATL's part is one write and, once
-//!    the concepts are known, one journal record: [`atl::Atl::record_episode`]);
+//!    the concepts are known, one journal record: [`atl::Atl::record_episode`]; the edges
+//!    are one record of the cross-layer graph: [`crossgraph::CrossLayerGraph::add_edges_from`]);
 //! 2. a known tool outcome and goal outcome teach NAc (`tool:<name>` → `tool:<name>:positive`
 //!    or `:negative`, and the same for the goal) and the statistician;
 //! 3. the hub's metric series get one event each;
@@ -147,12 +148,14 @@ impl MemoryHub {
         let id = episode.id;
         let extraction = &episode.extraction;
         let from = LayerRecord::new(LayerKind::Hippocampus, id);
+        let mut targets = Vec::with_capacity(recorded.concepts.len());
         for (i, found) in recorded.concepts.iter().enumerate() {
             let concept = &extraction.concepts[i];
             let to = LayerRecord::new(LayerKind::Atl, found.id);
             if found.created {
                 self.index_knowledge(to);
             }
+            targets.push(to);
             out.concepts.push(found.id);
             out.concepts_created += usize::from(found.created);
             if !recorded.referenced[i] && self.atl.record(found.id).is_some_and(|r| r.as_concept().is_none())
@@ -160,9 +163,11 @@ impl MemoryHub {
                 let e = atl::Error::Compressed { id: found.id, what: "memory references" };
                 warn(out, format!("reference {} → episode {id}: {e}", concept.name));
             }
-            if let Err(e) = self.graph.add_edge(from, to, CrossEdgeKind::InstanceOf, INSTANCE_WEIGHT) {
-                warn(out, format!("INSTANCE_OF episode {id} → {}: {e}", concept.name));
-            }
+        }
+        // The INSTANCE_OF edges in one journal record.
+        if let Err(e) = self.graph.add_edges_from(from, &targets, CrossEdgeKind::InstanceOf, INSTANCE_WEIGHT)
+        {
+            warn(out, format!("INSTANCE_OF episode {id} → its {} concepts: {e}", targets.len()));
         }
         for (&(a, b, kind), defined) in extraction.relations.iter().zip(&recorded.relationships) {
             let (source, target) = (recorded.concepts[a].id, recorded.concepts[b].id);
@@ -250,14 +255,12 @@ impl MemoryHub {
             let event = outcome_key(&mut key, kind, name, suffix);
             let observation = Observation::new(kind, &key[..event], result, &key, valence).memory(id);
             self.observe(&observation, out);
-            let recorded = match kind {
-                "tool" => self.statistician.record_tool_result(name, success, at),
-                _ => self.statistician.record_goal(name, success, at),
-            };
-            if let Err(e) = recorded {
+            // The statistician's metric is the series' (`tool:<name>:success`, what
+            // `record_tool_result` and `record_goal` name; the names are trimmed already).
+            metric_key(&mut key, kind, name);
+            if let Err(e) = self.statistician.observe(&key, value, at) {
                 warn(out, format!("statistician, {kind} {name}: {e}"));
             }
-            metric_key(&mut key, kind, name);
             self.metrics.record(&key, at, value);
         }
     }
@@ -347,8 +350,7 @@ impl Derived {
     fn of(episode: &Episode) -> Self {
         let extraction = extract::extract(episode);
         let tool = Some(episode.tool_name().trim()).filter(|t| !t.is_empty()).map(str::to_owned);
-        let goal_key =
-            episode.goal().map(|g| maxim_core::text::normalize_tokens(g).join("_")).filter(|k| !k.is_empty());
+        let goal_key = episode.goal().map(goal_key).filter(|k| !k.is_empty());
         Self {
             id: episode.id(),
             created_at: episode.meta().created_at,
@@ -361,6 +363,19 @@ impl Derived {
             goal_key,
         }
     }
+}
+
+/// The normalised tokens of `goal` joined by `_` (`normalize_tokens(goal).join("_")`), in one
+/// string.
+fn goal_key(goal: &str) -> String {
+    let mut key = String::with_capacity(goal.len());
+    maxim_core::text::for_each_token(goal, |token| {
+        if !key.is_empty() {
+            key.push('_');
+        }
+        key.push_str(token);
+    });
+    key
 }
 
 /// The name of the category concept every tool concept IS_A.
@@ -390,4 +405,22 @@ fn metric_key(key: &mut String, kind: &str, name: &str) {
 fn warn(out: &mut Captured, message: String) {
     tracing::warn!(episode = %out.id, "{message}");
     out.warnings.push(message);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_goal_key_joins_the_normalised_tokens() {
+        for goal in [
+            "fetch the mug",
+            "  Opening the DOORS, quickly! ",
+            "",
+            "the a of",
+            "navigate to 42 rooms",
+            "café au lait",
+        ] {
+            let joined = maxim_core::text::normalize_tokens(goal).join("_");
+            assert_eq!(super::goal_key(goal), joined, "{goal:?}");
+        }
+    }
 }
