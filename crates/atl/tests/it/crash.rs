@@ -14,14 +14,22 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use atl::{Atl, Direction, EpisodeConcept, EpisodeRelationship, EpisodeWrite, spec};
+use atl::{Atl, AtlConfig, Direction, EpisodeConcept, EpisodeRelationship, EpisodeWrite, spec};
 use maxim_core::journal::SyncPolicy;
 use maxim_core::{LayerKind, MemoryLayer, MemoryRecord, RecordId, Source, SplitMix64};
 
 const DIR_VAR: &str = "MAXIM_CRASH_DIR";
 
+/// Room for every concept the children can write: an eviction at capacity removes a
+/// concept on purpose (tested in `consolidate`), which this test would count as a loss. A
+/// child on a fast disk writes a few thousand records a round, so fifty rounds pass the
+/// default of 10,000.
+const ROOM: usize = 1_000_000;
+
 fn open(dir: &Path) -> Atl {
-    Atl::builder().sync_policy(SyncPolicy::Always).open(dir).expect("the directory opens")
+    let mut config = AtlConfig::default();
+    config.max_concepts = ROOM;
+    Atl::builder().config(config).sync_policy(SyncPolicy::Always).open(dir).expect("the directory opens")
 }
 
 /// The child: writes until it is killed, printing `ack create <id>`, `ack relate <a> <b>`,
@@ -185,6 +193,7 @@ fn every_acknowledged_write_survives_sigkill() {
             lines.last().and_then(|l| l.strip_prefix("try remove ")).and_then(|v| v.parse::<u128>().ok());
         let atl = open(dir);
         let held: BTreeSet<u128> = atl.iter().map(|r| r.id().as_u128()).collect();
+        assert!(held.len() < ROOM, "round {round}: the store filled up, so evictions would count as losses");
         if let Some(id) = pending_remove.filter(|id| !held.contains(id)) {
             present.remove(&id);
             relations.retain(|&(a, b)| a != id && b != id);
