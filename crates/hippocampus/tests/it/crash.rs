@@ -12,14 +12,26 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hippocampus::{Hippocampus, NewEpisode};
+use hippocampus::{Hippocampus, HippocampusConfig, NewEpisode};
 use maxim_core::journal::SyncPolicy;
 use maxim_core::{RecordId, SplitMix64};
 
 const DIR_VAR: &str = "MAXIM_CRASH_DIR";
 
+/// Room for every episode the children can capture: an eviction at capacity removes records
+/// on purpose (tested with eviction), which this test would count as losses. A child on a
+/// fast disk writes a few thousand records a round, so fifty rounds can pass the default of
+/// 10,000.
+const ROOM: usize = 1_000_000;
+
 fn open(dir: &Path) -> Hippocampus {
-    Hippocampus::builder().sync_policy(SyncPolicy::Always).open(dir).expect("the directory opens")
+    let mut config = HippocampusConfig::default();
+    config.max_nodes = ROOM;
+    Hippocampus::builder()
+        .config(config)
+        .sync_policy(SyncPolicy::Always)
+        .open(dir)
+        .expect("the directory opens")
 }
 
 /// The child: writes until it is killed, printing `ack capture <id>`, `ack remove <id>` or
@@ -121,6 +133,7 @@ fn every_acknowledged_write_survives_sigkill() {
             lines.last().and_then(|l| l.strip_prefix("try remove ")).and_then(|v| v.parse::<u128>().ok());
         let h = open(dir);
         let held: BTreeSet<u128> = h.iter().map(|e| e.id().as_u128()).collect();
+        assert!(held.len() < ROOM, "round {round}: the store filled up, so evictions would count as losses");
         if let Some(id) = pending_remove.filter(|id| !held.contains(id)) {
             present.remove(&id);
         }
