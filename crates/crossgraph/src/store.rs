@@ -1133,6 +1133,15 @@ impl State {
         // entry first, then each moved entry, which left the end of its own group.
         let mut hole = pos;
         let mut kind = self.arenas[s][start + pos as usize].kind_slot();
+        if kind == self.arenas[s][start + last as usize].kind_slot() {
+            // The hole is in the run's last group (a run of one type always is): its last
+            // entry, the run's, fills it.
+            if pos != last {
+                self.move_half(n, side, last, pos);
+            }
+            self.run_mut(n, side).len = last;
+            return;
+        }
         loop {
             let end =
                 self.arenas[s][start..start + len].partition_point(|h| h.kind_slot() <= kind) as u32 - 1;
