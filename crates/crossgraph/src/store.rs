@@ -13,10 +13,15 @@
 //!
 //! - [`linked`](CrossLayerGraph::linked), [`incoming`](CrossLayerGraph::incoming) and
 //!   spreading activation read one slice per record;
+//! - each run is kept grouped by edge type (type slots ascending), so a spread that follows
+//!   some types skips the others' groups whole;
 //! - finding an edge scans the shorter of the source's out run and the target's in run;
-//! - removing an edge is two swap-removes, each fixing the back position of the one entry it
-//!   moved: O(1), whatever the degrees; [`remove_record`](CrossLayerGraph::remove_record) is
-//!   O(degree);
+//! - adding an edge appends to both runs, then moves the first entry of each later type
+//!   group to its group's end (none when the new type is the run's last, the common case;
+//!   at most six); removing one fills the hole from the end of its group and cascades the
+//!   same way (one move when the hole is in the run's last group). Each move fixes the back
+//!   position of its mirror: O(1) whatever the degrees, plus a binary search per group
+//!   crossed; [`remove_record`](CrossLayerGraph::remove_record) is O(degree);
 //! - a run that fills moves to the end of its arena with twice the room (in place when it is
 //!   already at the end); the room it leaves is reused when an arena is packed, which
 //!   happens when garbage passes half of it. A record whose last edge goes gives back its
