@@ -642,7 +642,10 @@ impl Walk<'_, '_> {
         // Small spreads dominate; their buffers are reused from one call to the next.
         let mut scratch = SCRATCH.with(RefCell::take);
         let out = self.run_in(seeds, &mut scratch);
-        if scratch.reached.records.capacity() <= KEEP_SCRATCH {
+        // The merge tables (all zeros between spreads) hold one entry per node of a core
+        // graph the spread merged through: kept up to four entries per record kept.
+        let tables: usize = scratch.collapse.iter().map(Vec::len).sum();
+        if scratch.reached.records.capacity() <= KEEP_SCRATCH && tables <= 4 * KEEP_SCRATCH {
             scratch.clear();
             SCRATCH.with(|cell| cell.replace(scratch));
         }
