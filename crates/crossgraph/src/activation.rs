@@ -731,13 +731,13 @@ impl Walk<'_, '_> {
                 }
             } else {
                 for block in frontier.chunks(BLOCK) {
+                    // The lookups of a block, then its first reads, each a pass of independent
+                    // loads, so that their cache misses overlap instead of waiting one by one
+                    // inside the expansion.
+                    for &(p, _) in block {
+                        self.settle(reached, p);
+                    }
                     if block.len() > 1 {
-                        // The lookups of a block, then its first reads, each a pass of
-                        // independent loads, so that their cache misses overlap instead of
-                        // waiting one by one inside the expansion.
-                        for &(p, _) in block {
-                            self.settle(reached, p);
-                        }
                         let warm = block.iter().fold(0u64, |acc, &(p, _)| {
                             let i = p as usize;
                             acc ^ self.touch(reached.records[i], reached.local[i], reached.nodes[i])
@@ -745,7 +745,6 @@ impl Walk<'_, '_> {
                         std::hint::black_box(warm);
                     }
                     for &(p, a) in block {
-                        self.settle(reached, p);
                         let i = p as usize;
                         let record = reached.records[i];
                         self.expand(
