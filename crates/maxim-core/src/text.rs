@@ -138,8 +138,8 @@ pub fn normalize_tokens_into(text: &str, out: &mut Vec<String>) {
 /// for_each_token("Grasping heavy mugs", |t| lengths.push(t.len()));
 /// assert_eq!(lengths, [5, 5, 3]); // grasp, heavy, mug
 /// ```
-pub fn for_each_token(text: &str, f: impl FnMut(&str)) {
-    tokens_with(text, false, f);
+pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
+    tokens_with(text, Mode::Plain, |t, _| f(t));
 }
 
 /// [`for_each_token`] for search: each token reduced further by [`search_stem`], and the
@@ -155,8 +155,28 @@ pub fn for_each_token(text: &str, f: impl FnMut(&str)) {
 /// assert_eq!(search, ["mov", "7", "lov", "2", "cat"]);
 /// assert_eq!(plain, ["mov", "loving", "cat"]);
 /// ```
-pub fn for_each_search_token(text: &str, f: impl FnMut(&str)) {
-    tokens_with(text, true, f);
+pub fn for_each_search_token(text: &str, mut f: impl FnMut(&str)) {
+    tokens_with(text, Mode::Search, |t, _| f(t));
+}
+
+/// Every word of `text` as the lexical index holds it, in order: the content words of
+/// [`for_each_search_token`] (`f(token, false)`) and, between them, the
+/// [function words](is_function_word) it drops (`f(token, true)`), lowercased and stripped
+/// of punctuation but not lemmatised. The index keeps both so that "where", "from" or "up"
+/// can tell two documents apart, and weighs the function words far below the content
+/// words (see `maxim_core::lexical`). A token's kind depends on its text alone: no content
+/// token is a function word.
+///
+/// ```
+/// use maxim_core::text::for_each_index_token;
+/// let mut tokens = Vec::new();
+/// for_each_index_token("Where is Ivan from? I'm from Tallinn.", |t, function| tokens.push((t.to_owned(), function)));
+/// let words: Vec<&str> = tokens.iter().map(|(t, _)| t.as_str()).collect();
+/// assert_eq!(words, ["where", "is", "ivan", "from", "i", "m", "from", "tallinn"]);
+/// assert!(tokens.iter().all(|(t, function)| *function == maxim_core::text::is_function_word(t)));
+/// ```
+pub fn for_each_index_token(text: &str, f: impl FnMut(&str, bool)) {
+    tokens_with(text, Mode::Index, f);
 }
 
 /// The search form of a normalised token: two steps beyond the light lemmatiser, so that the
@@ -208,8 +228,20 @@ pub fn search_stem(token: &str) -> &str {
     &token[..end]
 }
 
-/// The tokeniser behind [`for_each_token`] and [`for_each_search_token`].
-fn tokens_with(text: &str, search: bool, mut f: impl FnMut(&str)) {
+/// What [`tokens_with`] emits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// [`for_each_token`]: content words, lemmatised.
+    Plain,
+    /// [`for_each_search_token`]: content words in their search form, short numbers kept.
+    Search,
+    /// [`for_each_index_token`]: [`Mode::Search`] and the function words between them.
+    Index,
+}
+
+/// The tokeniser behind [`for_each_token`], [`for_each_search_token`] and
+/// [`for_each_index_token`]; `f` gets each token and whether it is a function word.
+fn tokens_with(text: &str, mode: Mode, mut f: impl FnMut(&str, bool)) {
     let mut buf = String::new();
     for piece in text.split(is_token_separator) {
         if piece.is_empty() {
@@ -219,18 +251,45 @@ fn tokens_with(text: &str, search: bool, mut f: impl FnMut(&str)) {
         push_lowercase(&mut buf, piece);
         let (start, end) = punctuation_bounds(&buf);
         let token = &buf[start..end];
-        if search && !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) {
+        if mode != Mode::Plain && is_number(token) {
             // Digits end in no suffix the lemmatiser removes, and no stop word has one.
-            f(token);
+            f(token, false);
             continue;
         }
         if !passes_filters(token) {
+            if mode == Mode::Index && !token.is_empty() {
+                f(token, true);
+            }
             continue;
         }
         let end = best_lemma_in_place(&mut buf, start, end);
         let token = &buf[start..end];
-        f(if search { search_stem(token) } else { token });
+        if mode == Mode::Plain {
+            f(token, false);
+        } else {
+            // A stem that is a stop word ("theme" → "them") would meet the function word:
+            // the lemma stands instead.
+            let stem = search_stem(token);
+            f(if is_stop_word(stem) { token } else { stem }, false);
+        }
     }
+}
+
+/// Whether `token` is a non-empty run of ASCII digits.
+fn is_number(token: &str) -> bool {
+    !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether a lowercase token is a function word as [`for_each_index_token`] marks it: a
+/// [stop word](STOP_WORDS), or a word shorter than [`MIN_TOKEN_CHARS`] that is not a number.
+///
+/// ```
+/// use maxim_core::text::is_function_word;
+/// assert!(is_function_word("where") && is_function_word("up") && is_function_word("m"));
+/// assert!(!is_function_word("7") && !is_function_word("kitten"));
+/// ```
+pub fn is_function_word(token: &str) -> bool {
+    !token.is_empty() && !is_number(token) && !passes_filters(token)
 }
 
 /// The lemma of the lowercase word `word` by the light lemmatiser, applied until it no

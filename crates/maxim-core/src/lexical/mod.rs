@@ -6,22 +6,30 @@
 //! record goes; [`search`](LexicalIndex::search) ranks the documents holding any of a
 //! query's words by BM25 (`k1 = 1.2`, `b = 0.75`, Lucene's smoothed IDF
 //! `ln(1 + (N − df + 0.5) / (df + 0.5))`). Text goes through
-//! [`crate::text::for_each_search_token`]: lowercase, stop words
-//! dropped, the light lemmatiser ("navigating" and "navigate", "mugs" and "mug" meet),
-//! numbers kept.
+//! [`crate::text::for_each_index_token`]: lowercase, the light lemmatiser ("navigating" and
+//! "navigate", "mugs" and "mug" meet), numbers kept.
+//!
+//! **Function words.** Stop words and words shorter than three characters ("where", "from",
+//! "up") are indexed too, but a query's function word weighs a tenth of a content word of
+//! the same rarity ([`Bm25Params::function_weight`]), and only documents holding one of the
+//! query's content words are found: the function words order those documents ("Where is
+//! Ivan from?" puts "Back in Tallinn, where I'm from" above Ivan's other turns) without
+//! letting "the" find anything. A query without a content word finds nothing, and the
+//! matched terms, the conjunctive match and the term lists a caller reads are content
+//! words only.
 //!
 //! ```
 //! use maxim_core::lexical::LexicalIndex;
 //! let mut index = LexicalIndex::new();
 //! index.insert(1u32, &[("Ana: we adopted two kittens last May", 1.0)])?;
-//! index.insert(2u32, &[("Ana: the garden needs watering", 1.0), ("watering can", 0.5)])?;
+//! index.insert(2u32, &[("Ana: the garden needs watering every day", 1.0), ("watering can", 0.5)])?;
 //! index.insert(3u32, &[("Ben: my kitten chewed the cable", 1.0)])?;
 //! let hits = index.search("When did Ana adopt the kittens?", 10);
 //! assert_eq!(hits.iter().map(|h| h.key).collect::<Vec<_>>(), [1, 3, 2]);
 //! assert_eq!(hits[0].matched_terms.len(), 3); // ana, adopt, kitten
 //! assert!(index.remove(&1));
 //! assert_eq!(index.search("adopted", 10).len(), 0);
-//! assert!(index.search("the of and", 10).is_empty()); // only stop words
+//! assert!(index.search("the of and", 10).is_empty()); // only function words
 //! # Ok::<(), maxim_core::Error>(())
 //! ```
 //!
@@ -49,7 +57,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
-use crate::text::for_each_search_token;
+use crate::text::for_each_index_token;
 
 /// The largest field weight [`LexicalIndex::insert`] accepts.
 pub const MAX_FIELD_WEIGHT: f32 = 1000.0;
@@ -57,14 +65,20 @@ pub const MAX_FIELD_WEIGHT: f32 = 1000.0;
 /// A posting is compacted when its dead entries reach `1 / COMPACT_DIVISOR` of it.
 const COMPACT_DIVISOR: usize = 4;
 
+/// A function word's posting is walked (adding to the documents already found) when it is
+/// at most this many times as long as the candidates; otherwise each candidate looks the
+/// word up in its own term list.
+const FUNCTION_WALK_RATIO: usize = 4;
+
 /// The BM25 parameters.
 ///
 /// ```
 /// use maxim_core::lexical::{Bm25Params, LexicalIndex};
-/// let params = Bm25Params { k1: 0.9, b: 0.4 };
+/// let params = Bm25Params { k1: 0.9, b: 0.4, ..Bm25Params::default() };
 /// let index = LexicalIndex::<u32>::with_params(params)?;
 /// assert_eq!(index.params(), params);
-/// assert!(LexicalIndex::<u32>::with_params(Bm25Params { k1: 1.2, b: 1.5 }).is_err());
+/// assert!(LexicalIndex::<u32>::with_params(Bm25Params { b: 1.5, ..params }).is_err());
+/// assert!(LexicalIndex::<u32>::with_params(Bm25Params { function_weight: 2.0, ..params }).is_err());
 /// # Ok::<(), maxim_core::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,11 +87,15 @@ pub struct Bm25Params {
     pub k1: f64,
     /// Length normalisation, in `[0, 1]` (default 0.75).
     pub b: f64,
+    /// What a query's [function word](crate::text::is_function_word) weighs against a
+    /// content word of the same rarity, in `[0, 1]` (default 0.1; 0 lets them count only
+    /// in the documents' lengths).
+    pub function_weight: f64,
 }
 
 impl Default for Bm25Params {
     fn default() -> Self {
-        Self { k1: 1.2, b: 0.75 }
+        Self { k1: 1.2, b: 0.75, function_weight: 0.1 }
     }
 }
 
@@ -90,6 +108,13 @@ impl Bm25Params {
         if !(self.b.is_finite() && (0.0..=1.0).contains(&self.b)) {
             return Err(Error::OutOfRange { field: "b", value: self.b, expected: "in [0, 1]" });
         }
+        if !(self.function_weight.is_finite() && (0.0..=1.0).contains(&self.function_weight)) {
+            return Err(Error::OutOfRange {
+                field: "function_weight",
+                value: self.function_weight,
+                expected: "in [0, 1]",
+            });
+        }
         Ok(())
     }
 }
@@ -101,7 +126,8 @@ pub struct Hit<K> {
     pub key: K,
     /// Its BM25 score (> 0).
     pub score: f64,
-    /// The query's terms it holds, in the order of the query (normalised forms).
+    /// The query's content words it holds, in the order of the query (normalised forms;
+    /// never empty).
     pub matched_terms: Vec<Arc<str>>,
 }
 
@@ -149,6 +175,8 @@ pub struct LexicalIndex<K> {
 #[derive(Debug, Clone)]
 struct Term {
     text: Option<Arc<str>>,
+    /// Whether the text is a [function word](crate::text::is_function_word).
+    function: bool,
     postings: Vec<Posting>,
     /// Entries of `postings` whose document was removed.
     dead: u32,
@@ -161,7 +189,14 @@ struct Term {
 
 impl Default for Term {
     fn default() -> Self {
-        Self { text: None, postings: Vec::new(), dead: 0, max_tf: 0.0, min_dl: f32::INFINITY }
+        Self {
+            text: None,
+            function: false,
+            postings: Vec::new(),
+            dead: 0,
+            max_tf: 0.0,
+            min_dl: f32::INFINITY,
+        }
     }
 }
 
@@ -244,15 +279,16 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         self.term_ids.get(term).map_or(0, |&t| self.terms[t as usize].df())
     }
 
-    /// Calls `f(term, weighted frequency, document frequency)` for each distinct term of the
-    /// document held under `key`, by term number; nothing when no document is held under it.
+    /// Calls `f(term, weighted frequency, document frequency)` for each distinct content word
+    /// of the document held under `key` (function words left out), by term number; nothing
+    /// when no document is held under it.
     /// Reads the index's own lists: no text is tokenised again and nothing is allocated (how
     /// the hub picks expansion words from its best hits).
     ///
     /// ```
     /// use maxim_core::lexical::LexicalIndex;
     /// let mut index = LexicalIndex::new();
-    /// index.insert(1u32, &[("Mugs and more mugs", 1.0)])?;
+    /// index.insert(1u32, &[("Mugs and more mugs", 1.0)])?; // "and", "more": function words
     /// index.insert(2u32, &[("a mug of tea", 1.0)])?;
     /// let mut terms = Vec::new();
     /// index.for_each_term_of(&1, |term, tf, df| terms.push((term.to_owned(), tf, df)));
@@ -264,7 +300,9 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         let DocSlot::Live { terms, .. } = &self.docs[d as usize] else { return };
         for &(t, tf) in &**terms {
             let term = &self.terms[t as usize];
-            if let Some(text) = &term.text {
+            if let Some(text) = &term.text
+                && !term.function
+            {
                 f(text, tf, term.df());
             }
         }
@@ -283,8 +321,8 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
     /// Indexes `fields` (text and weight) under `key`, replacing the document already held
     /// under it. A term's frequency in the document is the sum of the weights of the fields
     /// it occurs in, once per occurrence; the document's length is the weighted count of
-    /// its tokens. A field of weight 0 is skipped. A document without a word is held (it
-    /// counts in the collection) and matches nothing.
+    /// its tokens, function words included. A field of weight 0 is skipped. A document
+    /// without a content word is held (it counts in the collection) and matches nothing.
     ///
     /// Errors (nothing changes): a weight that is not finite, negative or above
     /// [`MAX_FIELD_WEIGHT`] ([`Error::OutOfRange`]).
@@ -299,8 +337,8 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
             if w == 0.0 {
                 continue;
             }
-            for_each_search_token(text, |token| {
-                occurrences.push((self.intern(token), w));
+            for_each_index_token(text, |token, function| {
+                occurrences.push((self.intern(token, function), w));
                 len += f64::from(w);
             });
         }
@@ -363,9 +401,9 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         true
     }
 
-    /// Up to `limit` documents holding any of `query`'s terms, best first, ties by key.
-    /// An empty query, one of stop words only, or one whose words no document holds gives
-    /// nothing.
+    /// Up to `limit` documents holding any of `query`'s content words, best first (the
+    /// query's function words adding their small share), ties by key. An empty query, one
+    /// of function words only, or one whose content words no document holds gives nothing.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit<K>>
     where
         K: Ord,
@@ -381,8 +419,8 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         self.search_with(query, limit, keep, Ord::cmp)
     }
 
-    /// Up to `limit` documents accepted by `keep` and holding any of `query`'s terms, by
-    /// score, then by `tie` between keys (`Less` ranks first).
+    /// Up to `limit` documents accepted by `keep` and holding any of `query`'s content
+    /// words, by score, then by `tie` between keys (`Less` ranks first).
     ///
     /// ```
     /// use maxim_core::lexical::LexicalIndex;
@@ -412,7 +450,7 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
                 };
                 let matched_terms = query_terms
                     .iter()
-                    .filter(|&&t| terms.binary_search_by_key(&t, |&(dt, _)| dt).is_ok())
+                    .filter(|&&t| self.holds_content(terms, t))
                     .filter_map(|&t| self.terms[t as usize].text.clone())
                     .collect();
                 Hit { key: key.clone(), score, matched_terms }
@@ -421,8 +459,8 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
     }
 
     /// [`search_with`](Self::search_with) without the matched terms' text: each hit as its
-    /// key, its score and the number of the query's distinct terms it holds, so a search
-    /// allocates nothing per hit.
+    /// key, its score and the number of the query's distinct content words it holds, so a
+    /// search allocates nothing per hit.
     ///
     /// ```
     /// use maxim_core::lexical::LexicalIndex;
@@ -448,18 +486,15 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
                 let DocSlot::Live { key, terms } = &self.docs[d as usize] else {
                     unreachable!("hits are live documents")
                 };
-                let held = query_terms
-                    .iter()
-                    .filter(|&&t| terms.binary_search_by_key(&t, |&(dt, _)| dt).is_ok())
-                    .count();
+                let held = query_terms.iter().filter(|&&t| self.holds_content(terms, t)).count();
                 (key.clone(), score, held)
             })
             .collect()
     }
 
-    /// Calls `f` with the key, the BM25 score and the number of the query's distinct terms
-    /// held, of every document holding any of `query`'s terms, in no particular order: for a
-    /// caller that ranks by more than the score.
+    /// Calls `f` with the key, the BM25 score and the number of the query's distinct content
+    /// words held, of every document holding any of `query`'s content words, in no
+    /// particular order: for a caller that ranks by more than the score.
     ///
     /// ```
     /// use maxim_core::lexical::LexicalIndex;
@@ -485,19 +520,17 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
             self.accumulate(&query_terms, scratch);
             for &d in &scratch.touched {
                 if let DocSlot::Live { key, terms } = &self.docs[d as usize] {
-                    let n_terms = query_terms
-                        .iter()
-                        .filter(|&&t| terms.binary_search_by_key(&t, |&(dt, _)| dt).is_ok())
-                        .count();
+                    let n_terms = query_terms.iter().filter(|&&t| self.holds_content(terms, t)).count();
                     f(key, scratch.acc[d as usize], n_terms);
                 }
             }
         });
     }
 
-    /// The keys of the documents holding every term of `query`, in no particular order
-    /// (none for a query without a term). Walks the posting of the query's rarest term and
-    /// checks the others in each document's term list.
+    /// The keys of the documents holding every content word of `query` (its function words
+    /// aside), in no particular order (none for a query without a content word). Walks the
+    /// posting of the query's rarest word and checks the others in each document's term
+    /// list.
     ///
     /// ```
     /// use maxim_core::lexical::LexicalIndex;
@@ -515,7 +548,8 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
     pub fn with_all_terms(&self, query: &str) -> Vec<K> {
         let mut wanted: Vec<u32> = Vec::new();
         let mut unknown = false;
-        for_each_search_token(query, |token| match self.term_ids.get(token) {
+        for_each_index_token(query, |token, function| match self.term_ids.get(token) {
+            _ if function => {}
             Some(&t) if self.terms[t as usize].df() > 0 => {
                 if !wanted.contains(&t) {
                     wanted.push(t);
@@ -583,16 +617,17 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
     }
 
     /// The term number of `token`, interning it when new.
-    fn intern(&mut self, token: &str) -> u32 {
+    fn intern(&mut self, token: &str, function: bool) -> u32 {
         if let Some(&t) = self.term_ids.get(token) {
             return t;
         }
         let text: Arc<str> = Arc::from(token);
         let t = if let Some(t) = self.free_terms.pop() {
-            self.terms[t as usize].text = Some(Arc::clone(&text));
+            let term = &mut self.terms[t as usize];
+            (term.text, term.function) = (Some(Arc::clone(&text)), function);
             t
         } else {
-            self.terms.push(Term { text: Some(Arc::clone(&text)), ..Term::default() });
+            self.terms.push(Term { text: Some(Arc::clone(&text)), function, ..Term::default() });
             (self.terms.len() - 1) as u32
         };
         self.term_ids.insert(text, t);
@@ -634,41 +669,55 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         }
     }
 
-    /// The distinct known terms of `query` held by some document, in the query's order.
+    /// The distinct known terms of `query` held by some document, in the query's order;
+    /// none when no content word of it is.
     fn query_terms(&self, query: &str) -> Vec<u32> {
         let mut out: Vec<u32> = Vec::new();
-        for_each_search_token(query, |token| {
+        let mut content = false;
+        for_each_index_token(query, |token, function| {
             if let Some(&t) = self.term_ids.get(token)
                 && self.terms[t as usize].df() > 0
                 && !out.contains(&t)
             {
                 out.push(t);
+                content |= !function;
             }
         });
+        if !content {
+            out.clear();
+        }
         out
+    }
+
+    /// Whether a document's term list `held` holds term `t` and `t` is a content word.
+    fn holds_content(&self, held: &[(u32, f32)], t: u32) -> bool {
+        !self.terms[t as usize].function && held.binary_search_by_key(&t, |&(dt, _)| dt).is_ok()
     }
 
     /// `(k1 (1 − b), k1 b / avgdl)`: a document of length `dl` has the norm
     /// `base + per_len · dl` in BM25's denominator.
     fn norm_parts(&self) -> (f64, f64) {
-        let Bm25Params { k1, b } = self.params;
+        let Bm25Params { k1, b, .. } = self.params;
         let avg = self.average_len();
         (k1 * (1.0 - b), if avg > 0.0 { k1 * b / avg } else { 0.0 })
     }
 
-    /// A query term as a search reads it: its number, its weight `idf · (k1 + 1)` and the
-    /// most it adds to a document's score.
+    /// A query term as a search reads it: its number, its weight `idf · (k1 + 1)` (times
+    /// the function weight for a function word) and the most it adds to a document's score.
     fn query_term(&self, t: u32, base: f64, per_len: f64) -> QueryTerm {
         let k1 = self.params.k1;
         let n = self.len() as f64;
         let term = &self.terms[t as usize];
         let df = term.df() as f64;
-        let weight = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * (k1 + 1.0);
+        let mut weight = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * (k1 + 1.0);
+        if term.function {
+            weight *= self.params.function_weight;
+        }
         // BM25's saturation grows with the frequency and falls with the length, so the
         // largest frequency over the shortest length bounds every document of the posting.
         let tf = f64::from(term.max_tf);
         let bound = if tf > 0.0 { weight * tf / (tf + base + per_len * f64::from(term.min_dl)) } else { 0.0 };
-        QueryTerm { term: t, weight, bound }
+        QueryTerm { term: t, weight, bound, function: term.function }
     }
 
     /// Adds term `q`'s contribution to every live document of its posting.
@@ -689,6 +738,23 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
             }
             // Every contribution is > 0: idf > 0, tf > 0.
             *slot += q.weight * tf / (tf + norm);
+        }
+    }
+
+    /// Adds function word `q`'s contribution to the documents of its posting that a content
+    /// word already touched (those whose accumulator is not zero), touching no other.
+    fn walk_touched(&self, q: QueryTerm, base: f64, per_len: f64, acc: &mut [f64]) {
+        let postings = &self.terms[q.term as usize].postings;
+        #[cfg(test)]
+        tests::WALKED.with(|w| w.set(w.get() + postings.len()));
+        for p in postings {
+            let slot = &mut acc[p.doc as usize];
+            // A dead document's accumulator is zero: no content word touched it.
+            if *slot != 0.0 {
+                let tf = f64::from(p.tf);
+                let norm = base + per_len * f64::from(self.doc_len[p.doc as usize]);
+                *slot += q.weight * tf / (tf + norm);
+            }
         }
     }
 
@@ -750,15 +816,17 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
     /// term gives, found with MaxScore pruning.
     ///
     /// Each term's contribution to any document is bounded by its weight at its posting's
-    /// largest frequency and shortest length. The terms are walked from the largest bound
-    /// down; once `limit` accepted documents have partial scores clearly above what all
-    /// the terms not yet walked could add together, no document outside those already
+    /// largest frequency and shortest length. The content words are walked from the largest
+    /// bound down; once `limit` accepted documents have partial scores clearly above what
+    /// all the terms not yet walked could add together, no document outside those already
     /// touched can enter, and the remaining terms (the common ones, whose postings are the
     /// long ones) are looked up in the candidates' own term lists instead of walked, and
-    /// only for candidates that can still reach the best `limit`. The candidates within a
-    /// hair (a relative 1e-10) of the `limit`-th best are then scored again with the terms
-    /// summed in the query's order, which is the order an exhaustive search adds them in,
-    /// so scores and ties come out bit for bit the same.
+    /// only for candidates that can still reach the best `limit`. Function words never
+    /// touch a document: when every content word was walked, a function word whose posting
+    /// is not much longer than the candidates is walked adding only to them, and the others
+    /// are looked up like the remaining terms. The candidates within a hair (a relative
+    /// 1e-10) of the `limit`-th best are then scored again with the terms summed in the
+    /// query's order, so scores and ties do not depend on the path taken.
     fn top_k(
         &self,
         query_terms: &[u32],
@@ -771,8 +839,14 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         }
         let (base, per_len) = self.norm_parts();
         let terms: Vec<QueryTerm> = query_terms.iter().map(|&t| self.query_term(t, base, per_len)).collect();
+        // Content words first, each kind from the largest bound down.
         let mut walk: Vec<usize> = (0..terms.len()).collect();
-        walk.sort_by(|&a, &b| terms[b].bound.total_cmp(&terms[a].bound).then(a.cmp(&b)));
+        walk.sort_by(|&a, &b| {
+            (terms[a].function.cmp(&terms[b].function))
+                .then(terms[b].bound.total_cmp(&terms[a].bound))
+                .then(a.cmp(&b))
+        });
+        let content = walk.iter().filter(|&&i| !terms[i].function).count();
         // rest[i]: the most the terms walk[i..] add to any document together.
         let mut rest = vec![0.0f64; walk.len() + 1];
         for i in (0..walk.len()).rev() {
@@ -786,15 +860,17 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
             // accepted documents score that much in the end, so one that cannot reach it
             // is out.
             let mut floor = f64::NEG_INFINITY;
-            while walked < walk.len() {
+            while walked < content {
                 self.walk_posting(terms[walk[walked]], base, per_len, &mut scratch.acc, &mut scratch.touched);
                 walked += 1;
-                if walked == walk.len() {
+                if walked == content {
                     break;
                 }
                 // Stopping pays when the postings left are longer than the candidates.
-                let left: usize =
-                    walk[walked..].iter().map(|&i| self.terms[terms[i].term as usize].postings.len()).sum();
+                let left: usize = walk[walked..content]
+                    .iter()
+                    .map(|&i| self.terms[terms[i].term as usize].postings.len())
+                    .sum();
                 if left > scratch.touched.len()
                     && let Some(kth) = self.kth_kept(scratch, limit, &mut keep)
                     && clearly_above(kth, rest[walked])
@@ -803,7 +879,19 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
                     break;
                 }
             }
-            let (unwalked, rest_bound) = (&walk[walked..], rest[walked]);
+            let mut unwalked: Vec<usize> = walk[walked..].to_vec();
+            if walked == content {
+                unwalked.retain(|&i| {
+                    let long = self.terms[terms[i].term as usize].postings.len();
+                    let walk_it = long <= FUNCTION_WALK_RATIO * scratch.touched.len();
+                    if walk_it {
+                        self.walk_touched(terms[i], base, per_len, &mut scratch.acc);
+                    }
+                    !walk_it
+                });
+            }
+            let rest_bound: f64 = unwalked.iter().map(|&i| terms[i].bound).sum();
+            let unwalked = &unwalked[..];
             let Scratch { acc, touched, status, .. } = scratch;
             let mut heap = BoundedHeap::new(limit);
             let by_score = &mut |a: &(f64, u32), b: &(f64, u32)| b.0.total_cmp(&a.0);
@@ -860,6 +948,8 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         if limit == 0 || self.is_empty() || query_terms.is_empty() {
             return Vec::new();
         }
+        let (base, per_len) = self.norm_parts();
+        let terms: Vec<QueryTerm> = query_terms.iter().map(|&t| self.query_term(t, base, per_len)).collect();
         let mut best: Vec<(f64, u32)> = Vec::new();
         with_scratch(|scratch| {
             self.accumulate(&query_terms, scratch);
@@ -867,7 +957,7 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
                 if let DocSlot::Live { key, .. } = &self.docs[d as usize]
                     && keep(key)
                 {
-                    best.push((scratch.acc[d as usize], d));
+                    best.push((self.exact_score(&terms, d, base, per_len), d));
                 }
             }
         });
@@ -876,14 +966,18 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         best.into_iter().map(|(s, d)| (self.key_of(d).clone(), s)).collect()
     }
 
-    /// Adds every query term's BM25 contribution to the documents of its posting, in the
-    /// query's order.
+    /// Adds every query term's BM25 contribution to the documents of its posting: the
+    /// content words' in the query's order, then the function words' to the documents the
+    /// content words touched.
     fn accumulate(&self, query_terms: &[u32], scratch: &mut Scratch) {
         let (base, per_len) = self.norm_parts();
         scratch.prepare(self.docs.len());
-        for &t in query_terms {
-            let q = self.query_term(t, base, per_len);
+        let terms = query_terms.iter().map(|&t| self.query_term(t, base, per_len));
+        for q in terms.clone().filter(|q| !q.function) {
             self.walk_posting(q, base, per_len, &mut scratch.acc, &mut scratch.touched);
+        }
+        for q in terms.filter(|q| q.function) {
+            self.walk_touched(q, base, per_len, &mut scratch.acc);
         }
     }
 }
@@ -892,6 +986,8 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
 #[derive(Debug, Clone, Copy)]
 struct QueryTerm {
     term: u32,
+    /// A function word: never walked, only added to documents a content word found.
+    function: bool,
     /// `idf · (k1 + 1)`.
     weight: f64,
     /// The most it adds to a live document's score.

@@ -26,14 +26,15 @@ fn weighted_tokens(fields: &[(String, f32)]) -> Vec<(String, f32)> {
         if *w == 0.0 {
             continue;
         }
-        for_each_search_token(text, |t| out.push((t.to_owned(), *w)));
+        for_each_index_token(text, |t, _| out.push((t.to_owned(), *w)));
     }
     out
 }
 
-/// BM25 computed from scratch over `docs`, ties by key; the model the index must match.
+/// BM25 computed from scratch over `docs`, ties by key; the model the index must match:
+/// function words weigh a tenth and find nothing by themselves.
 fn naive_search(docs: &BTreeMap<u32, Vec<(String, f32)>>, query: &str, limit: usize) -> Vec<(u32, f64)> {
-    let (k1, b) = (1.2f64, 0.75f64);
+    let (k1, b, function_weight) = (1.2f64, 0.75f64, 0.1f64);
     let tokens: BTreeMap<u32, Vec<(String, f32)>> =
         docs.iter().map(|(&k, fields)| (k, weighted_tokens(fields))).collect();
     let lens: BTreeMap<u32, f32> = tokens
@@ -43,14 +44,15 @@ fn naive_search(docs: &BTreeMap<u32, Vec<(String, f32)>>, query: &str, limit: us
     let n = docs.len() as f64;
     let total: f64 = lens.values().map(|&l| f64::from(l)).sum();
     let avg = if n > 0.0 { total / n } else { 0.0 };
-    let mut terms: Vec<String> = Vec::new();
-    for_each_search_token(query, |t| {
-        if !terms.iter().any(|q| q == t) {
-            terms.push(t.to_owned());
+    let mut terms: Vec<(String, bool)> = Vec::new();
+    for_each_index_token(query, |t, function| {
+        if !terms.iter().any(|q| q.0 == t) {
+            terms.push((t.to_owned(), function));
         }
     });
     let mut scores: BTreeMap<u32, f64> = BTreeMap::new();
-    for term in &terms {
+    let mut found: Vec<u32> = Vec::new();
+    for (term, function) in &terms {
         let tfs: Vec<(u32, f32)> = tokens
             .iter()
             .filter_map(|(&k, toks)| {
@@ -64,13 +66,17 @@ fn naive_search(docs: &BTreeMap<u32, Vec<(String, f32)>>, query: &str, limit: us
             continue;
         }
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        let weight = if *function { idf * (k1 + 1.0) * function_weight } else { idf * (k1 + 1.0) };
         for (k, tf) in tfs {
             let tf = f64::from(tf);
             let norm = k1 * (1.0 - b) + k1 * b / avg * f64::from(lens[&k]);
-            *scores.entry(k).or_insert(0.0) += idf * (k1 + 1.0) * tf / (tf + norm);
+            *scores.entry(k).or_insert(0.0) += weight * tf / (tf + norm);
+            if !function {
+                found.push(k);
+            }
         }
     }
-    let mut ranked: Vec<(u32, f64)> = scores.into_iter().collect();
+    let mut ranked: Vec<(u32, f64)> = scores.into_iter().filter(|(k, _)| found.contains(k)).collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(limit);
     ranked
@@ -128,6 +134,50 @@ fn rare_terms_outweigh_common_ones_and_weights_count() {
 }
 
 #[test]
+fn function_words_order_what_content_words_find() {
+    let texts = [
+        "Ivan: That is lovely, I want to hear about the bakery.",
+        "Ivan: Back in Tallinn, where I'm from, everyone knows everyone.",
+        "Nadia: where are you from? I'm from up north.",
+    ];
+    let build = |params: Bm25Params| {
+        let mut index = LexicalIndex::with_params(params).unwrap();
+        for (k, text) in texts.iter().enumerate() {
+            index.insert(k as u32 + 1, &[(*text, 1.0)]).unwrap();
+        }
+        // Small talk, so that "where" and "from" are as rare as in a conversation.
+        for k in 10..30u32 {
+            index.insert(k, &[(format!("Nadia: the weather was grey on day {k}").as_str(), 1.0)]).unwrap();
+        }
+        index
+    };
+    let index = build(Bm25Params::default());
+    // Ivan's two turns have eleven words each. Without its function words the question
+    // holds only the name, and the two tie (by key); with them, the turn that answers it
+    // comes first. Nadia's turn holds none of its content words, so it is not found.
+    let hits = index.search("Where is Ivan from?", 10);
+    assert_eq!(hits.iter().map(|h| h.key).collect::<Vec<_>>(), [2, 1]);
+    assert_eq!(hits[0].matched_terms, [Arc::from("ivan")]);
+    let silent = build(Bm25Params { function_weight: 0.0, ..Bm25Params::default() });
+    assert_eq!(silent.search("Where is Ivan from?", 10).iter().map(|h| h.key).collect::<Vec<_>>(), [1, 2]);
+    // A function word weighs a tenth of what it would as a content word.
+    let (base, per_len) = index.norm_parts();
+    let term = |w: &str| index.query_term(index.term_ids[w], base, per_len);
+    let idf = |df: f64| (1.0 + (23.0 - df + 0.5) / (df + 0.5)).ln() * 2.2;
+    assert!((term("from").weight - 0.1 * idf(2.0)).abs() < 1e-12);
+    assert!((term("ivan").weight - idf(2.0)).abs() < 1e-12);
+    // Neither the conjunctive match nor the term lists read them.
+    let mut both = index.with_all_terms("where is Ivan from");
+    both.sort_unstable();
+    assert_eq!(both, [1, 2]);
+    assert!(index.with_all_terms("where from").is_empty());
+    let mut words = Vec::new();
+    index.for_each_term_of(&2, |t, _, _| words.push(t.to_owned()));
+    words.sort();
+    assert_eq!(words, ["back", "everyon", "ivan", "know", "tallinn"]);
+}
+
+#[test]
 fn stemming_and_numbers_meet() {
     let mut index = LexicalIndex::new();
     index.insert(1u32, &[("We were navigating the mugs on day 7", 1.0)]).unwrap();
@@ -156,10 +206,13 @@ fn bad_input_gives_nothing_and_changes_nothing() {
     assert!(!index.remove(&7));
     let empty: LexicalIndex<u32> = LexicalIndex::new();
     assert!(empty.search("mug", 10).is_empty());
+    let ok = Bm25Params::default();
     for bad in [
-        Bm25Params { k1: f64::NAN, b: 0.5 },
-        Bm25Params { k1: -1.0, b: 0.5 },
-        Bm25Params { k1: 1.0, b: -0.1 },
+        Bm25Params { k1: f64::NAN, ..ok },
+        Bm25Params { k1: -1.0, ..ok },
+        Bm25Params { b: -0.1, ..ok },
+        Bm25Params { function_weight: -0.1, ..ok },
+        Bm25Params { function_weight: f64::NAN, ..ok },
     ] {
         assert!(LexicalIndex::<u32>::with_params(bad).is_err(), "{bad:?}");
     }
@@ -171,8 +224,9 @@ fn empty_documents_count_but_match_nothing() {
     index.insert(1u32, &[("the of", 1.0), ("mug", 0.0)]).unwrap();
     index.insert(2u32, &[]).unwrap();
     assert_eq!(index.len(), 2);
-    assert_eq!(index.average_len(), 0.0);
+    assert_eq!(index.average_len(), 1.0, "function words count in the length");
     assert!(index.search("mug", 10).is_empty());
+    assert!(index.search("the mug", 10).is_empty(), "a function word finds nothing");
     index.insert(3u32, &[("mug", 1.0)]).unwrap();
     assert_eq!(index.search("mug", 10)[0].key, 3);
     assert!(index.remove(&1) && index.remove(&2) && index.remove(&3));
@@ -257,6 +311,8 @@ fn field_text() -> impl Strategy<Value = String> {
         Just("navigate"),
         Just("mug"),
         Just("the"),
+        Just("up"),
+        Just("from"),
         Just("7"),
         Just("2023"),
         Just("cable"),
@@ -358,12 +414,17 @@ fn counted_search_matches_the_full_hits() {
 }
 
 /// A word of a Zipf-like vocabulary: word `i` of 40 drawn with weight about `1 / (i + 1)`,
-/// so a few words are in most documents and most words in few.
+/// so a few words are in most documents and most words in few; one word in five is one of
+/// a few function words.
 fn zipf_word() -> impl Strategy<Value = String> {
-    (0.0f64..1.0).prop_map(|u| {
+    let content = (0.0f64..1.0).prop_map(|u| {
         let i = ((41.0f64).powf(u) - 1.0) as usize;
         format!("w{i}x")
-    })
+    });
+    prop_oneof![
+        4 => content,
+        1 => prop_oneof![Just("the"), Just("of"), Just("where"), Just("up"), Just("a")].prop_map(str::to_owned),
+    ]
 }
 
 fn zipf_text() -> impl Strategy<Value = String> {
