@@ -75,6 +75,7 @@ pub fn strategies() -> Vec<Strategy> {
         hub("hub-no-neighbours", without(|o| o.neighbours = false)),
         hub("hub-no-expansion", without(|o| o.expansion = false)),
         hub("hub-sem100", without(|o| o.semantic_candidates = 100)),
+        hub("hub-sem-weight-0.5", without(|o| o.semantic_weight = 0.5)),
         Strategy::new("tantivy", || Ok(Box::new(Tantivy::new()?))),
         Strategy::new("recall", || Ok(Box::new(HippoRecall::new()?))),
         Strategy::new("recall+assoc", || Ok(Box::new(HippoAssociated::new()?))),

@@ -308,6 +308,14 @@ fn recall_finds_what_was_said_and_says_why() {
     let mut bad = maxim::hub::RecallOptions::default();
     bad.min_trust = f64::NAN;
     assert!(hub.recall("Lena", &bad).is_err());
+    for w in [f64::NAN, -0.1, 1.5] {
+        let mut bad = maxim::hub::RecallOptions::default();
+        bad.semantic_weight = w;
+        assert!(matches!(
+            hub.recall("Lena", &bad),
+            Err(maxim::hub::Error::Core(maxim_core::Error::OutOfRange { field: "semantic_weight", .. }))
+        ));
+    }
     // Forgotten records are not found.
     hub.forget(&Forget::Id(sister)).unwrap();
     assert!(

@@ -19,7 +19,9 @@
 //!
 //! The sources are fused by their calibrated scores: each list's score over its best one's
 //! (so every source speaks in `[0, 1]`), summed with weights (lexical 1, plus the share of
-//! the query's distinct words the hit holds with weight 1, semantic 0.5, entities 0.3,
+//! the query's distinct words the hit holds with weight 1, semantic 0.1 by default
+//! ([`RecallOptions::semantic_weight`]: the default embedder hashes words BM25 already
+//! weighs, and more weight only reorders the lexical evidence worse), entities 0.3,
 //! expansion 0.3, a neighbour 0.2 times its hit's lexical strength). Reciprocal-rank fusion
 //! was measured first and dropped: it flattens the gaps between scores, so the memory
 //! factor reordered everything (see `docs/retrieval.md`). Each record's fused score is then
@@ -64,6 +66,11 @@ pub struct RecallOptions {
     /// How many of the best lexical candidates the embedder re-scores (default 50): the
     /// semantic evidence is found among them, so its cost follows this, not the store.
     pub semantic_candidates: usize,
+    /// What the best semantic match weighs against the best lexical one's 1, in `[0, 1]`
+    /// (default 0.1, right for the default hash embedder, whose features are the words
+    /// BM25 already weighs; an embedder that knows meaning, such as a sentence model,
+    /// deserves more).
+    pub semantic_weight: f64,
 }
 
 impl Default for RecallOptions {
@@ -80,6 +87,7 @@ impl Default for RecallOptions {
             neighbours: true,
             expansion: true,
             semantic_candidates: SHORTLIST,
+            semantic_weight: W_SEMANTIC,
         }
     }
 }
@@ -176,8 +184,9 @@ const EXPANSION_TERMS: usize = 4;
 /// Weight of the share of the query's distinct words a lexical hit holds, beside its
 /// BM25 score over the best one's (both in `[0, 1]`: equal weights).
 const W_COVERAGE: f64 = 1.0;
-/// Weight of the embedder's similarity over the best one's.
-const W_SEMANTIC: f64 = 0.5;
+/// Default weight of the embedder's similarity over the best one's (see
+/// `docs/decisions.md`, "Function words in the lexical index").
+const W_SEMANTIC: f64 = 0.1;
 /// Weight of the entity evidence over the best one's.
 const W_ENTITY: f64 = 0.3;
 /// Weight of a time neighbour, times its hit's lexical strength.
@@ -238,6 +247,7 @@ impl MemoryHub {
     pub fn recall(&self, query: &str, options: &RecallOptions) -> Result<Vec<RecallHit>> {
         let _s = tracing::debug_span!("hub_recall", limit = options.limit).entered();
         maxim_core::check_unit("min_trust", options.min_trust)?;
+        maxim_core::check_unit("semantic_weight", options.semantic_weight)?;
         if options.limit == 0 {
             return Ok(Vec::new());
         }
@@ -307,7 +317,7 @@ impl MemoryHub {
                 let evidence = Evidence::Semantic { rank: rank + 1, similarity };
                 fused.entry(episode(e.id())).or_default().add(
                     Source::Semantic,
-                    W_SEMANTIC * similarity / top,
+                    options.semantic_weight * similarity / top,
                     evidence,
                 );
             }
