@@ -32,7 +32,9 @@ fn weighted_tokens(fields: &[(String, f32)]) -> Vec<(String, f32)> {
 }
 
 /// BM25 computed from scratch over `docs`, ties by key; the model the index must match:
-/// function words weigh a tenth and find nothing by themselves.
+/// function words weigh a tenth and find nothing by themselves, and each term's
+/// contribution is rounded to the index's fixed point before the sum (so documents whose
+/// scores differ by less than that are ties, as in the index).
 fn naive_search(docs: &BTreeMap<u32, Vec<(String, f32)>>, query: &str, limit: usize) -> Vec<(u32, f64)> {
     let (k1, b, function_weight) = (1.2f64, 0.75f64, 0.1f64);
     let tokens: BTreeMap<u32, Vec<(String, f32)>> =
@@ -50,7 +52,7 @@ fn naive_search(docs: &BTreeMap<u32, Vec<(String, f32)>>, query: &str, limit: us
             terms.push((t.to_owned(), function));
         }
     });
-    let mut scores: BTreeMap<u32, f64> = BTreeMap::new();
+    let mut scores: BTreeMap<u32, u64> = BTreeMap::new();
     let mut found: Vec<u32> = Vec::new();
     for (term, function) in &terms {
         let tfs: Vec<(u32, f32)> = tokens
@@ -70,13 +72,18 @@ fn naive_search(docs: &BTreeMap<u32, Vec<(String, f32)>>, query: &str, limit: us
         for (k, tf) in tfs {
             let tf = f64::from(tf);
             let norm = k1 * (1.0 - b) + k1 * b / avg * f64::from(lens[&k]);
-            *scores.entry(k).or_insert(0.0) += weight * tf / (tf + norm);
+            let fixed = to_fixed(weight * tf / (tf + norm));
+            *scores.entry(k).or_insert(0) += if *function { fixed } else { fixed.max(1) };
             if !function {
                 found.push(k);
             }
         }
     }
-    let mut ranked: Vec<(u32, f64)> = scores.into_iter().filter(|(k, _)| found.contains(k)).collect();
+    let mut ranked: Vec<(u32, f64)> = scores
+        .into_iter()
+        .filter(|(k, _)| found.contains(k))
+        .map(|(k, s)| (k, s as f64 / FIXED_ONE))
+        .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(limit);
     ranked
