@@ -442,7 +442,7 @@ impl Hippocampus {
     pub fn search_text(&self, query: &str, limit: usize) -> Vec<(RecordId, f64, usize)> {
         let _s = tracing::debug_span!("hippocampus_search_text", limit).entered();
         self.lexical
-            .search_counted_with(query, limit, |_| true, Ord::cmp)
+            .search_counted(query, limit, Ord::cmp)
             .into_iter()
             .filter_map(|(s, score, held)| {
                 let id = *self.slots.ids.get(s as usize)?;

@@ -410,7 +410,10 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
     where
         K: Ord,
     {
-        self.search_with(query, limit, |_| true, Ord::cmp)
+        let _s = tracing::trace_span!("lexical_search", limit, n_docs = self.len()).entered();
+        let query_terms = self.query_terms(query);
+        let best = self.top_k(&query_terms, limit, None, Ord::cmp);
+        self.hits(&query_terms, best)
     }
 
     /// [`search`](Self::search) among the documents whose key `keep` accepts.
@@ -444,8 +447,14 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
     ) -> Vec<Hit<K>> {
         let _s = tracing::trace_span!("lexical_search", limit, n_docs = self.len()).entered();
         let query_terms = self.query_terms(query);
-        self.top_k(&query_terms, limit, keep, tie)
-            .into_iter()
+        let mut keep = keep;
+        let best = self.top_k(&query_terms, limit, Some(&mut keep), tie);
+        self.hits(&query_terms, best)
+    }
+
+    /// The hits of a search for `query_terms` that found `best`.
+    fn hits(&self, query_terms: &[u32], best: Vec<(f64, u32)>) -> Vec<Hit<K>> {
+        best.into_iter()
             .map(|(score, d)| {
                 let DocSlot::Live { key, terms } = &self.docs[d as usize] else {
                     unreachable!("hits are live documents")
@@ -482,8 +491,39 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
     ) -> Vec<(K, f64, usize)> {
         let _s = tracing::trace_span!("lexical_search", limit, n_docs = self.len()).entered();
         let query_terms = self.query_terms(query);
-        self.top_k(&query_terms, limit, keep, tie)
-            .into_iter()
+        let mut keep = keep;
+        let best = self.top_k(&query_terms, limit, Some(&mut keep), tie);
+        self.counted(&query_terms, best)
+    }
+
+    /// [`search_counted_with`](Self::search_counted_with) over every document: with no
+    /// filter to ask, a candidate's record is not read until it is a hit.
+    ///
+    /// ```
+    /// use maxim_core::lexical::LexicalIndex;
+    /// let mut index = LexicalIndex::new();
+    /// index.insert(1u32, &[("Ana adopted a kitten", 1.0)])?;
+    /// index.insert(2u32, &[("Ana watered the garden", 1.0)])?;
+    /// let all = index.search_counted("Ana's kitten", 10, Ord::cmp);
+    /// assert_eq!(all, index.search_counted_with("Ana's kitten", 10, |_| true, Ord::cmp));
+    /// # Ok::<(), maxim_core::Error>(())
+    /// ```
+    pub fn search_counted(
+        &self,
+        query: &str,
+        limit: usize,
+        tie: impl FnMut(&K, &K) -> Ordering,
+    ) -> Vec<(K, f64, usize)> {
+        let _s = tracing::trace_span!("lexical_search", limit, n_docs = self.len()).entered();
+        let query_terms = self.query_terms(query);
+        let best = self.top_k(&query_terms, limit, None, tie);
+        self.counted(&query_terms, best)
+    }
+
+    /// Each document of `best` as its key, its score and the number of `query_terms`'
+    /// content words it holds.
+    fn counted(&self, query_terms: &[u32], best: Vec<(f64, u32)>) -> Vec<(K, f64, usize)> {
+        best.into_iter()
             .map(|(score, d)| {
                 let DocSlot::Live { key, terms } = &self.docs[d as usize] else {
                     unreachable!("hits are live documents")
@@ -766,8 +806,10 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         }
     }
 
-    /// Whether document `d` is live and `keep` accepts it, asking `keep` once per search.
-    fn kept(&self, status: &mut [u8], d: u32, keep: &mut impl FnMut(&K) -> bool) -> bool {
+    /// Whether touched document `d` is accepted: by every search without a filter, and by
+    /// `keep` (asked once per search) otherwise. A touched document is live.
+    fn kept(&self, status: &mut [u8], d: u32, keep: &mut Option<&mut dyn FnMut(&K) -> bool>) -> bool {
+        let Some(keep) = keep else { return true };
         match status[d as usize] {
             KEPT => true,
             REJECTED => false,
@@ -785,7 +827,7 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         &self,
         scratch: &mut Scratch,
         limit: usize,
-        keep: &mut impl FnMut(&K) -> bool,
+        keep: &mut Option<&mut dyn FnMut(&K) -> bool>,
     ) -> Option<u64> {
         if scratch.touched.len() < limit {
             return None;
@@ -821,9 +863,10 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         &self,
         query_terms: &[u32],
         limit: usize,
-        mut keep: impl FnMut(&K) -> bool,
+        mut keep: Option<&mut dyn FnMut(&K) -> bool>,
         mut tie: impl FnMut(&K, &K) -> Ordering,
     ) -> Vec<(f64, u32)> {
+        let filtered = keep.is_some();
         if limit == 0 || self.is_empty() || query_terms.is_empty() {
             return Vec::new();
         }
@@ -914,7 +957,7 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
             // for the tie-break.
             let cut = if heap.is_full() { heap.worst() } else { 0 };
             for &d in touched.iter() {
-                if acc[d as usize] >= cut && status[d as usize] == KEPT {
+                if acc[d as usize] >= cut && (!filtered || status[d as usize] == KEPT) {
                     best.push((acc[d as usize], d));
                 }
             }
