@@ -481,12 +481,17 @@ impl Sink for FileSink {
             // or past `GATHER_WAKE_MAX` (it is behind) by this thread, unless the background
             // thread holds the file (it is writing and syncing): then it goes on gathering.
             let full = n_gathered >= GATHER_MAX && (n_gathered >= GATHER_WAKE_MAX || !self.wake_flusher());
-            match self.shared.io.try_lock() {
-                Ok(mut io) if full => io.flush(&self.shared.gathered, false),
-                Err(std::sync::TryLockError::Poisoned(p)) if full => {
-                    p.into_inner().flush(&self.shared.gathered, false)
+            // The file's lock is tried only then: an append that only gathers takes one lock.
+            if !full {
+                Ok(())
+            } else {
+                match self.shared.io.try_lock() {
+                    Ok(mut io) => io.flush(&self.shared.gathered, false),
+                    Err(std::sync::TryLockError::Poisoned(p)) => {
+                        p.into_inner().flush(&self.shared.gathered, false)
+                    }
+                    Err(std::sync::TryLockError::WouldBlock) => Ok(()),
                 }
-                _ => Ok(()),
             }
         } else {
             let mut io = self.shared.io();
