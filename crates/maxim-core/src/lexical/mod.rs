@@ -42,9 +42,10 @@
 //! entries reach a quarter of it, and a document number returns to the free list once no
 //! posting holds it any more. A query looks up its terms, adds each term's contribution
 //! to an accumulator per document (term at a time, no scan of the documents, no text read
-//! again) and keeps the best `limit` in a bounded heap. An index built by inserts,
-//! replacements and removals ranks every query exactly as one built from the surviving
-//! documents (a property test holds it to 1e-9 against a naive BM25).
+//! again) and keeps the best `limit` in a bounded heap. Contributions are summed in fixed
+//! point, so a score does not depend on the order its terms were added in. An index built
+//! by inserts, replacements and removals ranks every query exactly as one built from the
+//! surviving documents (a property test holds it to 1e-9 against a naive BM25).
 //!
 //! The index is not serialised: it is rebuilt from the records it indexes (a few
 //! microseconds per record), so it can never disagree with them after a load.
