@@ -789,7 +789,7 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
             if *slot == 0 {
                 touched.push(p.doc);
             }
-            *slot += Self::contribution(&q, p.tf, dl, base, per_len);
+            *slot = slot.saturating_add(Self::contribution(&q, p.tf, dl, base, per_len));
         }
     }
 
@@ -803,7 +803,13 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
             let slot = &mut acc[p.doc as usize];
             // A dead document's accumulator is zero: no walk touched it.
             if *slot != 0 {
-                *slot += Self::contribution(&q, p.tf, self.doc_len[p.doc as usize], base, per_len);
+                *slot = slot.saturating_add(Self::contribution(
+                    &q,
+                    p.tf,
+                    self.doc_len[p.doc as usize],
+                    base,
+                    per_len,
+                ));
             }
         }
     }
@@ -885,7 +891,7 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
         // rest[i]: the most the terms walk[i..] add to any document together.
         let mut rest = vec![0u64; walk.len() + 1];
         for i in (0..walk.len()).rev() {
-            rest[i] = rest[i + 1] + terms[walk[i]].bound;
+            rest[i] = rest[i + 1].saturating_add(terms[walk[i]].bound);
         }
         let mut best: Vec<(u64, u32)> = Vec::new();
         with_scratch(|scratch| {
@@ -925,7 +931,7 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
                 }
                 !walk_it
             });
-            let rest_bound: u64 = unwalked.iter().map(|&i| terms[i].bound).sum();
+            let rest_bound: u64 = unwalked.iter().fold(0u64, |sum, &i| sum.saturating_add(terms[i].bound));
             let unwalked = &unwalked[..];
             let Scratch { acc, touched, status, .. } = scratch;
             let mut heap = BoundedHeap::new(limit);
@@ -934,7 +940,7 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
                 let mut score = acc[d as usize];
                 if !unwalked.is_empty() {
                     let cut = if heap.is_full() { heap.worst().max(floor) } else { floor };
-                    if score + rest_bound < cut {
+                    if score.saturating_add(rest_bound) < cut {
                         // Out: even with every term left it stays below `limit` documents'
                         // scores. Its partial score stays in the accumulator, below the cut.
                         continue;
@@ -946,7 +952,8 @@ impl<K: Clone + Eq + Hash> LexicalIndex<K> {
                     let dl = self.doc_len[d as usize];
                     for &j in unwalked {
                         if let Ok(i) = held.binary_search_by_key(&terms[j].term, |&(t, _)| t) {
-                            score += Self::contribution(&terms[j], held[i].1, dl, base, per_len);
+                            score = score
+                                .saturating_add(Self::contribution(&terms[j], held[i].1, dl, base, per_len));
                         }
                     }
                     acc[d as usize] = score;
@@ -1037,8 +1044,9 @@ struct QueryTerm {
 /// `2^-40` (about 1e-12, far below any difference BM25 makes between documents) and the
 /// contributions are summed as integers, so a document's score is the same bits whatever
 /// order its terms were added in: a pruned search, an exhaustive one and an index rebuilt
-/// in another order agree exactly, with no second scoring pass. A score of a thousand
-/// query terms of the largest weight still fits many times over.
+/// in another order agree exactly, with no second scoring pass. Sums saturate (a score
+/// past 2^64 units would need thousands of the rarest terms in one document at `k1 = 100`):
+/// a pathological query ranks its ties by key instead of overflowing.
 const FIXED_ONE: f64 = (1u64 << 40) as f64;
 
 /// `x ≥ 0` in fixed point, to the nearest unit (halves up; `f64::round` is a library call
