@@ -482,9 +482,7 @@ impl Sink for FileSink {
             // thread holds the file (it is writing and syncing): then it goes on gathering.
             let full = n_gathered >= GATHER_MAX && (n_gathered >= GATHER_WAKE_MAX || !self.wake_flusher());
             // The file's lock is tried only then: an append that only gathers takes one lock.
-            if !full {
-                Ok(())
-            } else {
+            if full {
                 match self.shared.io.try_lock() {
                     Ok(mut io) => io.flush(&self.shared.gathered, false),
                     Err(std::sync::TryLockError::Poisoned(p)) => {
@@ -492,6 +490,8 @@ impl Sink for FileSink {
                     }
                     Err(std::sync::TryLockError::WouldBlock) => Ok(()),
                 }
+            } else {
+                Ok(())
             }
         } else {
             let mut io = self.shared.io();
