@@ -326,6 +326,37 @@ fn recall_finds_what_was_said_and_says_why() {
     );
 }
 
+#[test]
+fn a_question_that_shares_only_the_name_and_function_words_finds_its_answer() {
+    // "Where is Ivan from?" holds one content word, the speaker's name, which every one of
+    // his turns holds; "where" and "from" must decide, and the shorter small talk must not.
+    let clock = ManualClock::new(Timestamp::from_secs(T0));
+    let mut hub = MemoryHub::builder().clock(clock.shared()).id_seed(11).build().unwrap();
+    let mut said = Vec::new();
+    let lines = [
+        ("ivan", "That's lovely to hear."),
+        ("nadia", "Where did you two meet, by the way?"),
+        ("ivan", "Back in Tallinn, where I'm from, everyone knows everyone."),
+        ("ivan", "Good for you, honestly."),
+        ("nadia", "I'm from up north, it is always cold there."),
+        ("ivan", "Any plans for the weekend?"),
+    ];
+    for (i, (speaker, text)) in lines.iter().enumerate() {
+        clock.set(Timestamp::from_secs(T0 + 60 * i as i64));
+        let mut e = NewEpisode::default();
+        e.perception.detected_people = vec![(*speaker).into()];
+        e.perception.transcript = Some((*text).into());
+        said.push(hub.capture(e).unwrap());
+    }
+    let episodes = maxim::hub::RecallOptions::default().layers(&[LayerKind::Hippocampus]);
+    let hits = hub.recall("Where is Ivan from?", &episodes).unwrap();
+    assert_eq!(hits[0].record.id, said[2], "{hits:#?}");
+    // A function word finds nothing by itself: a question of function words alone (Nadia's
+    // turns hold both) finds nothing at all.
+    let hits = hub.recall("where from", &episodes).unwrap();
+    assert!(hits.is_empty(), "{hits:#?}");
+}
+
 /// The journal and snapshot files of `store` under the partition directory `dir`.
 fn store_files(dir: &Path, store: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let sub = dir.join(store);
