@@ -265,7 +265,10 @@ impl MemoryHub {
             distinct.len().max(1) as f64
         };
 
-        let semantic = options.semantic && episodes && self.hippocampus.embedder().is_some();
+        let semantic = options.semantic
+            && options.semantic_weight > 0.0
+            && episodes
+            && self.hippocampus.embedder().is_some();
         // The lexical shortlist: its first DEPTH are the lexical evidence, all of it the
         // candidates the embedder re-scores.
         let shortlist = if episodes && (options.lexical || semantic) {
@@ -289,8 +292,13 @@ impl MemoryHub {
                     evidence,
                 );
             }
-            let hits =
-                self.knowledge_index.search_filtered(query, DEPTH, |r| options.layers.contains(&r.layer));
+            // The knowledge records, unless only episodes are asked for.
+            let knowledge = options.layers.iter().any(|&l| l != LayerKind::Hippocampus);
+            let hits = if knowledge {
+                self.knowledge_index.search_filtered(query, DEPTH, |r| options.layers.contains(&r.layer))
+            } else {
+                Vec::new()
+            };
             let top = hits.first().map_or(1.0, |h| h.score);
             for (rank, h) in hits.into_iter().enumerate() {
                 let terms = h.matched_terms.len();
