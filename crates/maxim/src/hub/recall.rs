@@ -69,7 +69,7 @@ pub struct RecallOptions {
     /// What the best semantic match weighs against the best lexical one's 1, in `[0, 1]`
     /// (default 0.1, right for the default hash embedder, whose features are the words
     /// BM25 already weighs; an embedder that knows meaning, such as a sentence model,
-    /// deserves more).
+    /// deserves more; 0 skips the embedder, as `semantic: false` does).
     pub semantic_weight: f64,
 }
 
