@@ -14,8 +14,8 @@
 //!   speaker of a conversation, says nothing and is not followed);
 //! - **neighbours**: the episodes captured just before and after the best hits (the turns
 //!   around a hit);
-//! - **expansion**: the query again with the rarest words of the best hits added
-//!   (pseudo-relevance feedback).
+//! - **expansion**: the rarest words of the best hits, searched on their own
+//!   (pseudo-relevance feedback: the records that share them with the best hits).
 //!
 //! The sources are fused by their calibrated scores: each list's score over its best one's
 //! (so every source speaks in `[0, 1]`), summed with weights (lexical 1, plus the share of
@@ -61,7 +61,7 @@ pub struct RecallOptions {
     pub entities: bool,
     /// Episodes captured next to the best hits (default on).
     pub neighbours: bool,
-    /// The query expanded with the best hits' rarest words (default on).
+    /// The best hits' rarest words, searched on their own (default on).
     pub expansion: bool,
     /// How many of the best lexical candidates the embedder re-scores (default 50): the
     /// semantic evidence is found among them, so its cost follows this, not the store.
@@ -143,9 +143,9 @@ pub enum Why {
         /// The hit.
         of: RecordId,
     },
-    /// It matched the expanded query.
+    /// It holds words the best hits share (pseudo-relevance feedback).
     Expansion {
-        /// The words added.
+        /// The words searched.
         terms: Vec<String>,
     },
 }
@@ -191,7 +191,7 @@ const W_SEMANTIC: f64 = 0.1;
 const W_ENTITY: f64 = 0.3;
 /// Weight of a time neighbour, times its hit's lexical strength.
 const W_NEIGHBOUR: f64 = 0.2;
-/// Weight of the expanded query's BM25 score over its best one's.
+/// Weight of the expansion words' BM25 score over its best one's.
 const W_EXPANSION: f64 = 0.3;
 /// Share of the memory factor that recency moves (`1 − r + r · recency`).
 const RECENCY_SHARE: f64 = 0.05;
@@ -353,7 +353,10 @@ impl MemoryHub {
             let seeds: Vec<RecordId> = best_episodes.iter().map(|b| b.0).collect();
             added = self.expansion_terms(query, &seeds);
             if !added.is_empty() {
-                let expanded = format!("{query} {}", added.join(" "));
+                // The added words alone: the query's own match is the lexical evidence
+                // already, so this source says only that a record shares the best hits'
+                // rare words (and does not walk the query's postings a second time).
+                let expanded = added.join(" ");
                 let hits = self.hippocampus.search_text(&expanded, DEPTH);
                 let top = hits.first().map_or(1.0, |h| h.1);
                 for (id, score, _) in hits {
