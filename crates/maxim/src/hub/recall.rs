@@ -185,7 +185,7 @@ const EXPANSION_TERMS: usize = 4;
 /// BM25 score over the best one's (both in `[0, 1]`: equal weights).
 const W_COVERAGE: f64 = 1.0;
 /// Default weight of the embedder's similarity over the best one's (see
-/// `docs/decisions.md`, "Function words in the lexical index").
+/// `docs/decisions.md`, "Function words in the lexical index, and a lighter semantic weight").
 const W_SEMANTIC: f64 = 0.1;
 /// Weight of the entity evidence over the best one's.
 const W_ENTITY: f64 = 0.3;
