@@ -23,6 +23,11 @@
 //! [`CrossParams::parallel_min_frontier`] records expands on rayon: each task reads the
 //! graphs and the activations of the previous levels, and the candidates are merged in
 //! order afterwards, so the parallel path returns exactly what the sequential one returns.
+//! The last level on rayon (most of a large spread: its records only receive) skips the
+//! record-by-record offers: its neighbours are hashed into partitions of a few thousand,
+//! each partition is merged by record on its own task with its table in cache, and the
+//! index of reached records keeps the earlier levels only (a few thousand records where
+//! the last level brings tens of thousands).
 //! A smaller level expands in blocks of records, each block in three passes (look up each
 //! record's node and dense index, touch what its expansion reads first, expand) so that the
 //! cache misses of a pass overlap; neighbours found through a core graph many times over
@@ -72,6 +77,10 @@ pub const PARALLEL_MIN_FRONTIER: usize = 4096;
 
 /// Records of a level per rayon task.
 const CHUNK: usize = 256;
+
+/// Neighbours per partition when the last level is merged by partition
+/// ([`Walk::expand_last`]).
+const PARTITION: usize = 2048;
 
 /// A node not looked up yet.
 const UNKNOWN: u32 = u32::MAX - 1;
@@ -353,6 +362,45 @@ struct Walk<'w, 'a> {
     state: &'w State,
     layers: &'w LayerGraphs<'a>,
     params: &'w CrossParams,
+}
+
+/// The neighbours of the last level, merged by record ([`Walk::expand_last`]): records
+/// reached before, by position, and new records, each with its largest value.
+#[derive(Default)]
+struct LastLevel {
+    improved: Vec<(u32, f64)>,
+    fresh: Vec<(LayerRecord, f64)>,
+}
+
+/// One task's neighbours of a last level grouped by partition (a counting sort): partition
+/// `p` is `items[offsets[p]..offsets[p + 1]]`.
+struct Parted {
+    items: Vec<(RecordKey, f64)>,
+    offsets: Vec<u32>,
+}
+
+impl Parted {
+    fn new(items: &[(RecordKey, f64)], parts: usize, part_of: impl Fn(RecordKey) -> usize) -> Self {
+        let mut offsets = vec![0u32; parts + 1];
+        for &(k, _) in items {
+            offsets[part_of(k) + 1] += 1;
+        }
+        for p in 0..parts {
+            offsets[p + 1] += offsets[p];
+        }
+        let mut fill = offsets.clone();
+        let mut sorted = vec![(RecordKey::default(), 0.0); items.len()];
+        for &(k, a) in items {
+            let at = &mut fill[part_of(k)];
+            sorted[*at as usize] = (k, a);
+            *at += 1;
+        }
+        Self { items: sorted, offsets }
+    }
+
+    fn part(&self, p: usize) -> &[(RecordKey, f64)] {
+        &self.items[self.offsets[p] as usize..self.offsets[p + 1] as usize]
+    }
 }
 
 /// Reusable buffers of a spread.
@@ -652,10 +700,52 @@ impl Walk<'_, '_> {
         out
     }
 
-    /// Expands one level on rayon: each task takes a chunk of the level through the
-    /// sequential path's passes (look up, touch, expand, name the neighbours) against the
-    /// graphs and the previous levels, and returns its neighbours, which are offered in
-    /// order afterwards.
+    /// Expands a chunk of a level through the sequential path's passes (look up, touch,
+    /// expand, name the neighbours) against the graphs and the previous levels, and hands
+    /// each neighbour to `sink` as `(record, node, local, value)` (node and local possibly
+    /// [`UNKNOWN`]).
+    fn expand_chunk(
+        &self,
+        reached: &Reached,
+        chunk: &[(u32, f64)],
+        mut sink: impl FnMut(LayerRecord, u32, u32, f64),
+    ) {
+        let settled: Vec<(LayerRecord, u32, u32, f64)> = chunk
+            .iter()
+            .map(|&(p, a)| {
+                let i = p as usize;
+                let record = reached.records[i];
+                (record, self.node_of(record, reached.nodes[i]), self.local_of(record, reached.local[i]), a)
+            })
+            .collect();
+        let warm = settled.iter().fold(0u64, |acc, &(r, node, local, _)| acc ^ self.touch(r, local, node));
+        std::hint::black_box(warm);
+        let mut cross = Vec::new();
+        let mut inside = Vec::new();
+        for &(record, node, local, a) in &settled {
+            self.expand(
+                record,
+                local,
+                node,
+                a,
+                |t, na| sink(t, UNKNOWN, UNKNOWN, na),
+                |t, na| inside.push((record.layer, t, na)),
+                |o, na| cross.push((o, na)),
+            );
+        }
+        for &(layer, t, na) in &inside {
+            if let Some(r) = self.dense_record(layer, t) {
+                sink(r, UNKNOWN, t, na);
+            }
+        }
+        for &(o, na) in &cross {
+            sink(self.state.record(o), o, UNKNOWN, na);
+        }
+    }
+
+    /// Expands one level on rayon: each task expands a chunk of the level
+    /// ([`expand_chunk`](Self::expand_chunk)) and returns its neighbours, which are offered
+    /// in order afterwards.
     fn expand_parallel(
         &self,
         reached: &Reached,
@@ -664,46 +754,78 @@ impl Walk<'_, '_> {
         frontier
             .par_chunks(CHUNK)
             .map(|chunk| {
-                let settled: Vec<(LayerRecord, u32, u32, f64)> = chunk
-                    .iter()
-                    .map(|&(p, a)| {
-                        let i = p as usize;
-                        let record = reached.records[i];
-                        (
-                            record,
-                            self.node_of(record, reached.nodes[i]),
-                            self.local_of(record, reached.local[i]),
-                            a,
-                        )
-                    })
-                    .collect();
-                let warm =
-                    settled.iter().fold(0u64, |acc, &(r, node, local, _)| acc ^ self.touch(r, local, node));
-                std::hint::black_box(warm);
                 let mut out = Vec::new();
-                let mut cross = Vec::new();
-                let mut inside = Vec::new();
-                for &(record, node, local, a) in &settled {
-                    self.expand(
-                        record,
-                        local,
-                        node,
-                        a,
-                        |t, na| out.push((t, UNKNOWN, UNKNOWN, na)),
-                        |t, na| inside.push((record.layer, t, na)),
-                        |o, na| cross.push((o, na)),
-                    );
-                }
-                out.reserve(inside.len() + cross.len());
-                out.extend(
-                    inside
-                        .iter()
-                        .filter_map(|&(layer, t, na)| Some((self.dense_record(layer, t)?, UNKNOWN, t, na))),
-                );
-                out.extend(cross.iter().map(|&(o, na)| (self.state.record(o), o, UNKNOWN, na)));
+                self.expand_chunk(reached, chunk, |t, node, local, na| out.push((t, node, local, na)));
                 out
             })
             .collect()
+    }
+
+    /// Expands the last level on rayon without offering its neighbours one by one: they
+    /// expand nothing, so they need not enter the index of reached records (which then
+    /// holds the earlier levels only, a few thousand records where the last level brings
+    /// tens of thousands). Each task hashes its neighbours into partitions; each partition
+    /// (a few thousand neighbours, its table in cache) is then merged by record on its own
+    /// task, keeping the largest value, and each record found is either one reached
+    /// before, returned with its position and value, or a new one, returned with its value.
+    /// The order of both lists depends on the level only, not on the tasks' timing.
+    fn expand_last(&self, reached: &Reached, frontier: &[(u32, f64)]) -> LastLevel {
+        let tasks: Vec<Vec<(RecordKey, f64)>> = frontier
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut out = Vec::new();
+                self.expand_chunk(reached, chunk, |t, _, _, na| out.push((RecordKey::from(t), na)));
+                out
+            })
+            .collect();
+        let total: usize = tasks.iter().map(Vec::len).sum();
+        // Partitions of about `PARTITION` neighbours: their tables stay in the L1/L2 cache.
+        let bits = (total / PARTITION).max(1).next_power_of_two().trailing_zeros().min(12);
+        let parts = 1usize << bits;
+        let part_of = move |k: RecordKey| if bits == 0 { 0 } else { (k.spread() >> (64 - bits)) as usize };
+        // Each task's neighbours grouped by partition (a counting sort), with its offsets.
+        let grouped: Vec<Parted> =
+            tasks.into_par_iter().map(|items| Parted::new(&items, parts, part_of)).collect();
+        let merged: Vec<LastLevel> = (0..parts)
+            .into_par_iter()
+            .map(|p| {
+                let size: usize = grouped.iter().map(|g| g.part(p).len()).sum();
+                let mut at: FxHashMap<RecordKey, u32> = FxHashMap::default();
+                at.reserve(size);
+                let mut best: Vec<(RecordKey, f64)> = Vec::with_capacity(size);
+                for &(k, a) in grouped.iter().flat_map(|g| g.part(p)) {
+                    match at.entry(k) {
+                        Entry::Vacant(v) => {
+                            v.insert(best.len() as u32);
+                            best.push((k, a));
+                        }
+                        Entry::Occupied(o) => {
+                            let e = &mut best[*o.get() as usize].1;
+                            if a > *e {
+                                *e = a;
+                            }
+                        }
+                    }
+                }
+                let mut out = LastLevel::default();
+                for (k, a) in best {
+                    match reached.map.get(&k) {
+                        Some(&pos) => out.improved.push((pos, a)),
+                        None => out.fresh.push((k.record(), a)),
+                    }
+                }
+                out
+            })
+            .collect();
+        let mut out = LastLevel {
+            improved: Vec::with_capacity(merged.iter().map(|m| m.improved.len()).sum()),
+            fresh: Vec::with_capacity(merged.iter().map(|m| m.fresh.len()).sum()),
+        };
+        for m in merged {
+            out.improved.extend(m.improved);
+            out.fresh.extend(m.fresh);
+        }
+        out
     }
 
     fn run_in(&self, seeds: &[LayerRecord], scratch: &mut Scratch) -> CrossActivation {
@@ -720,11 +842,23 @@ impl Walk<'_, '_> {
         }
         let n_seeds = reached.records.len();
         frontier.extend(next.drain(..).map(|p| (p, initial)));
+        // The new records of a last level merged by partition (they never enter `reached`).
+        let mut last = Vec::new();
         let mut level = 0;
         while level < max_depth && !frontier.is_empty() {
             let next_level = level + 1;
             let expands = next_level < max_depth;
-            if frontier.len() >= self.params.parallel_min_frontier {
+            if frontier.len() >= self.params.parallel_min_frontier && !expands {
+                let _s = tracing::debug_span!("expand_last", level, frontier = frontier.len()).entered();
+                let last_level = self.expand_last(reached, frontier);
+                for &(p, a) in &last_level.improved {
+                    let v = &mut reached.values[p as usize];
+                    if a > *v {
+                        *v = a;
+                    }
+                }
+                last = last_level.fresh;
+            } else if frontier.len() >= self.params.parallel_min_frontier {
                 let _s = tracing::debug_span!("expand_parallel", level, frontier = frontier.len()).entered();
                 for (t, node, local, na) in self.expand_parallel(reached, frontier).into_iter().flatten() {
                     reached.offer(t, node, local, na, next_level, expands, next);
@@ -781,6 +915,9 @@ impl Walk<'_, '_> {
         }
         let mut out = CrossActivation::default();
         for (record, &value) in reached.records.iter().zip(&reached.values).skip(n_seeds) {
+            out.groups[layer_slot(record.layer)].push((record.id, value));
+        }
+        for (record, value) in last {
             out.groups[layer_slot(record.layer)].push((record.id, value));
         }
         out

@@ -933,7 +933,7 @@ const KEEP_ROOM: u32 = 2;
 /// A record as the graph's indexes key it: 24 bytes where a [`LayerRecord`] takes 32 (its
 /// `u128` is 16-byte aligned), so that an entry of an index of records takes 32 bytes, not
 /// 48, and hashes in three words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub(crate) struct RecordKey(u64, u64, u8);
 
 impl From<LayerRecord> for RecordKey {
@@ -941,6 +941,22 @@ impl From<LayerRecord> for RecordKey {
     fn from(r: LayerRecord) -> Self {
         let id = r.id.as_u128();
         Self((id >> 64) as u64, id as u64, layer_slot(r.layer) as u8)
+    }
+}
+
+impl RecordKey {
+    /// The record this key names.
+    #[inline]
+    pub(crate) fn record(self) -> LayerRecord {
+        let id = (u128::from(self.0) << 64) | u128::from(self.1);
+        LayerRecord::new(LayerKind::ALL[usize::from(self.2)], maxim_core::RecordId::from_u128(id))
+    }
+
+    /// A well-mixed 64-bit hash of the key (the id's low half is random in a v7 id, but an
+    /// id of a test or of a user may not be).
+    #[inline]
+    pub(crate) fn spread(self) -> u64 {
+        (self.1 ^ self.0.rotate_left(32) ^ u64::from(self.2)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 }
 

@@ -229,3 +229,67 @@ fn the_parallel_path_returns_what_the_sequential_one_returns() {
         );
     }
 }
+
+/// A spread whose last level brings tens of thousands of neighbours: on rayon that level is
+/// merged by partition (many partitions here), sequentially it is offered record by record.
+/// Both give the same activations, and so does the default switch between them.
+#[test]
+fn a_large_last_level_merged_by_partition_matches_the_sequential_spread() {
+    use maxim_core::SplitMix64;
+
+    const N: u64 = 2_000;
+    let layers_of = [LayerKind::Hippocampus, LayerKind::Atl, LayerKind::AngularGyrus];
+    let id = |l: usize, i: u64| RecordId::from_u128(((l as u128 + 1) << 64) | u128::from(i));
+    let mut rng = SplitMix64::new(7);
+    let graphs: Vec<Graph> = (0..3)
+        .map(|l| {
+            let mut g = Graph::new();
+            for s in 0..N {
+                for _ in 0..4 {
+                    let t = rng.below(N);
+                    if t != s {
+                        g.add_edge(id(l, s), id(l, t), EdgeKind::Associates, 0.2 + 0.8 * rng.uniform(), None)
+                            .unwrap();
+                    }
+                }
+            }
+            g
+        })
+        .collect();
+    let mut cross = CrossLayerGraph::builder().build().unwrap();
+    for _ in 0..20_000 {
+        let a = rng.below(3) as usize;
+        let b = (a + 1 + rng.below(2) as usize) % 3;
+        let from = LayerRecord::new(layers_of[a], id(a, rng.below(N)));
+        let to = LayerRecord::new(layers_of[b], id(b, rng.below(N)));
+        let kind = crossgraph::ALL_KINDS[rng.below(7) as usize];
+        cross.add_edge(from, to, kind, 0.2 + 0.8 * rng.uniform()).unwrap();
+    }
+    let layers = LayerGraphs::new()
+        .with(layers_of[0], &graphs[0])
+        .with(layers_of[1], &graphs[1])
+        .with(layers_of[2], &graphs[2]);
+    let seeds: Vec<LayerRecord> =
+        (0..64).map(|_| LayerRecord::new(LayerKind::Hippocampus, id(0, rng.below(N)))).collect();
+    for (threshold, depth) in [(0.0, 3), (0.001, 3), (0.0, 2), (0.01, 4)] {
+        let mut seq = params(0.5, threshold, depth);
+        seq.parallel_min_frontier = usize::MAX;
+        let mut par = seq;
+        par.parallel_min_frontier = 1;
+        let mut default = seq;
+        default.parallel_min_frontier = crossgraph::PARALLEL_MIN_FRONTIER;
+        let expected = cross.activate_with(&seeds, &layers, &seq);
+        assert!(expected.len() > 1_000, "the spread reaches {} records", expected.len());
+        assert_eq!(
+            cross.activate_with(&seeds, &layers, &par),
+            expected,
+            "threshold {threshold}, depth {depth}"
+        );
+        assert_eq!(
+            cross.activate_with(&seeds, &layers, &default),
+            expected,
+            "threshold {threshold}, depth {depth}"
+        );
+        assert!(seeds.iter().all(|&s| expected.get(s).is_none()));
+    }
+}
