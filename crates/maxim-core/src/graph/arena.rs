@@ -6,24 +6,21 @@
 //! A run has room to grow; a full run moves to the end of the arena with twice the room, and
 //! once the garbage the moves leave passes an eighth of the live room the arena is packed
 //! (see [`Graph::maybe_compact_arena`]). [`Slot`] is what the graph keeps per node beside
-//! petgraph: the node's id, its run and its degree counters, on one cache line.
+//! petgraph and the node's id: its run and its degree counters.
 
 use petgraph::stable_graph::EdgeIndex;
 
 use super::store::{Graph, Ix};
-use crate::id::RecordId;
 
 /// Garbage the carrier arena may hold beyond an eighth of its live runs before it is packed (small
 /// under test, so that the property tests pack it often).
 pub(super) const COMPACT_SLACK: usize = if cfg!(test) { 4 } else { 1024 };
 
-/// What the graph keeps per node index beside petgraph: the id, where the node's carriers
-/// sit in the arena, and its degree counters; one cache line, so that a spread or an unlink
-/// that touches a node pays one miss for all of it.
+/// What the graph keeps per node index beside petgraph and the node's id: where the node's
+/// carriers sit in the arena, and its degree counters (36 bytes; the fields a spread reads
+/// first, `start` and `len`, cross a cache line for one node in sixteen).
 #[derive(Debug, Clone, Copy)]
-#[repr(align(64))]
 pub(super) struct Slot {
-    pub(super) id: RecordId,
     /// The node's outgoing ASSOCIATES and CAUSES edges are `arena[start..start + len]`, in no
     /// particular order; the run has room up to `start + cap`.
     pub(super) start: u32,
@@ -35,9 +32,11 @@ pub(super) struct Slot {
     pub(super) out: [u32; 5],
 }
 
+const _: () = assert!(std::mem::size_of::<Slot>() == 36);
+
 impl Slot {
-    pub(super) fn new(id: RecordId) -> Self {
-        Self { id, start: 0, len: 0, cap: 0, inc: 0, out: [0; 5] }
+    pub(super) fn new() -> Self {
+        Self { start: 0, len: 0, cap: 0, inc: 0, out: [0; 5] }
     }
 
     #[inline]
@@ -127,6 +126,7 @@ impl Graph {
 mod tests {
     use super::*;
     use crate::graph::EdgeKind;
+    use crate::id::RecordId;
 
     #[test]
     fn carrier_runs_move_and_get_packed() {

@@ -166,6 +166,10 @@ pub struct Graph {
     pub(super) inner: StableDiGraph<(), EdgeData, Ix>,
     /// Per node index; the slot of a removed node is stale until the index is reused.
     pub(super) slots: Vec<Slot>,
+    /// The id of each node index, beside the slots rather than in them: a spread reads the
+    /// ids of every node it reaches but the slots of those it expands only, and reached
+    /// nodes outnumber expanded ones. Stale for a removed node, like its slot.
+    pub(super) ids: Vec<RecordId>,
     pub(super) index: FxHashMap<RecordId, NodeIndex<Ix>>,
     /// Every node's carrier run; what lies outside the live runs is garbage.
     pub(super) arena: Vec<Carrier>,
@@ -198,6 +202,7 @@ impl Graph {
         Self {
             inner: StableDiGraph::with_capacity(nodes, edges),
             slots: Vec::with_capacity(nodes),
+            ids: Vec::with_capacity(nodes),
             index,
             arena: Vec::with_capacity(edges),
             ..Self::default()
@@ -668,9 +673,11 @@ impl Graph {
         }
         let n = self.inner.try_add_node(()).map_err(|_| full("nodes"))?;
         if n.index() == self.slots.len() {
-            self.slots.push(Slot::new(id));
+            self.slots.push(Slot::new());
+            self.ids.push(id);
         } else {
-            self.slots[n.index()] = Slot::new(id);
+            self.slots[n.index()] = Slot::new();
+            self.ids[n.index()] = id;
         }
         self.index.insert(id, n);
         Ok(n)
@@ -872,7 +879,7 @@ impl Graph {
         if slot.cap > 0 && (slot.start + slot.cap) as usize == self.arena.len() {
             self.arena.truncate(slot.start as usize);
         }
-        *slot = Slot::new(slot.id);
+        *slot = Slot::new();
     }
 
     /// True when removing about `n_edges` edges should rebuild the edge lists rather than
@@ -952,7 +959,7 @@ impl Graph {
     /// The id of the node at `n`.
     #[inline]
     pub(super) fn id_of(&self, n: NodeIndex<Ix>) -> RecordId {
-        self.slots[n.index()].id
+        self.ids[n.index()]
     }
 
     /// Outgoing edges of `n`, all kinds.
@@ -1065,7 +1072,7 @@ impl Adjacency for Graph {
 
     #[inline]
     fn record_id(&self, node: u32) -> RecordId {
-        self.slots[node as usize].id
+        self.ids[node as usize]
     }
 
     #[inline]
@@ -1131,6 +1138,7 @@ impl Graph {
     pub(super) fn check_invariants(&self) {
         let bound = self.slots.len();
         assert!(bound >= self.inner.node_bound());
+        assert_eq!(self.ids.len(), bound);
         assert_eq!(self.index.len(), self.node_count());
         let mut kind_counts = [0usize; 5];
         let mut extras = std::collections::BTreeSet::new();
@@ -1143,7 +1151,7 @@ impl Graph {
                 assert_eq!((slot.len, slot.cap, slot.out), (0, 0, [0; 5]), "a removed node keeps a run");
                 continue;
             }
-            assert_eq!(self.index.get(&slot.id), Some(&n));
+            assert_eq!(self.index.get(&self.ids[i]), Some(&n));
             let mut out = [0u32; 5];
             let mut expected = Vec::new();
             for e in self.inner.edges_directed(n, Outgoing) {
