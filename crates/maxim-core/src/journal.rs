@@ -272,13 +272,14 @@ impl FileIo {
         Ok(())
     }
 
-    /// Empties the spare buffer for the next flush, dropping an outsized one (an entry far
-    /// above [`GATHER_MAX`] grew it).
+    /// Empties the spare buffer for the next flush, cutting an outsized one (an entry far
+    /// above [`GATHER_MAX`], or a background thread that fell behind while appends gathered
+    /// up to [`GATHER_WAKE_MAX`]) back to [`GATHER_MAX`] rather than dropping it: the next
+    /// gathering starts grown either way.
     fn recycle_spare(&mut self) {
+        self.spare.clear();
         if self.spare.capacity() > SPARE_MAX {
-            self.spare = Vec::new();
-        } else {
-            self.spare.clear();
+            self.spare.shrink_to(GATHER_MAX);
         }
     }
 }
@@ -333,7 +334,11 @@ impl Flusher {
                     Ok(()) => {
                         // Cleared first: entries gathered while this writes may wake it again.
                         inner.woken.store(false, Ordering::Release);
-                        let _ = inner.flush(&path, false);
+                        // An append may have woken it again for the megabyte the last write
+                        // took (between the clear and the take): nothing is due then.
+                        if inner.gathered().len() >= GATHER_MAX {
+                            let _ = inner.flush(&path, false);
+                        }
                     }
                     Err(mpsc::RecvTimeoutError::Timeout) => {
                         let _ = inner.flush(&path, true);
