@@ -930,9 +930,8 @@ const COMPACT_SLACK: usize = if cfg!(test) { 4 } else { 4096 };
 /// Free node slots keep runs up to this room for the next record; larger runs are released.
 const KEEP_ROOM: u32 = 2;
 
-/// A record as the graph's indexes key it: 24 bytes where a [`LayerRecord`] takes 32 (its
-/// `u128` is 16-byte aligned), so that an entry of an index of records takes 32 bytes, not
-/// 48, and hashes in three words.
+/// A record as the graph's indexes key it: the id's two words and the layer's slot, 24
+/// bytes (an entry of an index of records takes 32) hashed in three words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub(crate) struct RecordKey(u64, u64, u8);
 

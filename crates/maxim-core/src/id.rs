@@ -33,37 +33,52 @@ use crate::time::Timestamp;
 /// The text form is 32 lowercase hex digits grouped 8-4-4-4-12 like a UUID; it sorts in the
 /// same order as the ids. Human-readable serde formats (JSON) carry the text form, binary
 /// formats (the snapshot codec) the 16 raw bytes.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[repr(transparent)]
-pub struct RecordId(u128);
+///
+/// The two halves are kept as `u64`s, so an id is 8-byte aligned: a `(RecordId, u32)` entry
+/// of a hash index takes 24 bytes and a `LayerRecord` 24, where a `u128` (16-byte aligned)
+/// made them 32. Order, equality and hashing are those of the `u128`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct RecordId {
+    // Declared high half first: the derived order is the `u128`'s.
+    hi: u64,
+    lo: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<(RecordId, u32)>() == 24 && std::mem::align_of::<RecordId>() == 8);
+
+impl std::hash::Hash for RecordId {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u128(self.as_u128());
+    }
+}
 
 impl RecordId {
     /// The id whose bits are `bits`.
     pub const fn from_u128(bits: u128) -> Self {
-        Self(bits)
+        Self { hi: (bits >> 64) as u64, lo: bits as u64 }
     }
 
     /// The id's 128 bits.
     pub const fn as_u128(self) -> u128 {
-        self.0
+        ((self.hi as u128) << 64) | self.lo as u128
     }
 
     /// The id made at `at` with `random` as its low half.
     pub fn from_parts(at: Timestamp, random: u64) -> Self {
         let micros = u64::try_from(at.as_micros()).unwrap_or(0);
-        Self((u128::from(micros) << 64) | u128::from(random))
+        Self { hi: micros, lo: random }
     }
 
     /// The creation time held in the id's high half.
     pub fn created_at(self) -> Timestamp {
-        let micros = (self.0 >> 64) as u64;
-        Timestamp::from_micros(i64::try_from(micros).unwrap_or(i64::MAX))
+        Timestamp::from_micros(i64::try_from(self.hi).unwrap_or(i64::MAX))
     }
 }
 
 impl fmt::Display for RecordId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let v = self.0;
+        let v = self.as_u128();
         write!(
             f,
             "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
@@ -103,7 +118,7 @@ impl FromStr for RecordId {
             let digit = char::from(byte).to_digit(16).ok_or_else(|| bad("non-hex character"))?;
             bits = (bits << 4) | u128::from(digit);
         }
-        Ok(Self(bits))
+        Ok(Self::from_u128(bits))
     }
 }
 
@@ -112,7 +127,7 @@ impl Serialize for RecordId {
         if serializer.is_human_readable() {
             serializer.collect_str(self)
         } else {
-            serializer.serialize_bytes(&self.0.to_be_bytes())
+            serializer.serialize_bytes(&self.as_u128().to_be_bytes())
         }
     }
 }
@@ -130,7 +145,7 @@ impl<'de> Deserialize<'de> for RecordId {
             }
             fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<RecordId, E> {
                 let bytes: [u8; 16] = v.try_into().map_err(|_| E::invalid_length(v.len(), &"16 bytes"))?;
-                Ok(RecordId(u128::from_be_bytes(bytes)))
+                Ok(RecordId::from_u128(u128::from_be_bytes(bytes)))
             }
         }
         if deserializer.is_human_readable() {
@@ -215,15 +230,15 @@ impl IdGenerator {
     /// even if the clock stands still or steps back (until the 128-bit space is exhausted,
     /// which no clock reaches: the last id then repeats).
     pub fn next_id(&mut self, now: Timestamp) -> RecordId {
-        let candidate = RecordId::from_parts(now, self.rng.next_u64()).0;
+        let candidate = RecordId::from_parts(now, self.rng.next_u64()).as_u128();
         let id = if candidate > self.last { candidate } else { self.last.saturating_add(1) };
         self.last = id;
-        RecordId(id)
+        RecordId::from_u128(id)
     }
 
     /// Makes sure later ids sort after `id` (call it for ids loaded from disk).
     pub fn observe(&mut self, id: RecordId) {
-        self.last = self.last.max(id.0);
+        self.last = self.last.max(id.as_u128());
     }
 }
 
