@@ -322,6 +322,22 @@ mod tests {
     }
 
     proptest! {
+
+    /// The two-word id orders, compares and hashes exactly as its `u128` does.
+    #[test]
+    fn two_words_order_and_hash_as_the_u128(a in any::<u128>(), b in any::<u128>(), hi in any::<u64>()) {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        // Ids sharing their high half order by the low one.
+        let (x, y) = ((u128::from(hi) << 64) | (a & u128::from(u64::MAX)), (u128::from(hi) << 64) | (b & u128::from(u64::MAX)));
+        for (p, q) in [(a, b), (x, y), (a, a)] {
+            let (ip, iq) = (RecordId::from_u128(p), RecordId::from_u128(q));
+            prop_assert_eq!(ip.as_u128(), p);
+            prop_assert_eq!(ip.cmp(&iq), p.cmp(&q));
+            prop_assert_eq!(ip == iq, p == q);
+            let fx = BuildHasherDefault::<rustc_hash::FxHasher>::default();
+            prop_assert_eq!(fx.hash_one(ip), fx.hash_one(p));
+        }
+    }
         #[test]
         fn text_round_trips_and_preserves_order(a: u128, b: u128) {
             let (ia, ib) = (RecordId::from_u128(a), RecordId::from_u128(b));
