@@ -101,23 +101,13 @@ impl Counters {
     }
 }
 
-/// A record id as two words: a map bucket of `(u64, u64, u32)` takes 24 bytes where one of
-/// `(u128, u32)` takes 32 (a `u128` is 16-byte aligned).
-pub(crate) type IdKey = (u64, u64);
-
-#[inline]
-pub(crate) fn id_key(id: RecordId) -> IdKey {
-    let bits = id.as_u128();
-    ((bits >> 64) as u64, bits as u64)
-}
-
 /// Records and their slot tables.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Slots {
     pub(crate) records: Vec<Option<Episode>>,
     pub(crate) ts: Vec<i64>,
     pub(crate) ids: Vec<RecordId>,
-    pub(crate) by_id: FxHashMap<IdKey, Slot>,
+    pub(crate) by_id: FxHashMap<RecordId, Slot>,
     pub(crate) free: Vec<Slot>,
 }
 
@@ -142,7 +132,7 @@ impl Slots {
 
     #[inline]
     pub(crate) fn slot_of(&self, id: RecordId) -> Option<Slot> {
-        self.by_id.get(&id_key(id)).copied()
+        self.by_id.get(&id).copied()
     }
 
     pub(crate) fn insert(&mut self, record: Episode) -> Slot {
@@ -160,7 +150,7 @@ impl Slots {
             self.ids.push(id);
             (self.records.len() - 1) as Slot
         };
-        self.by_id.insert(id_key(id), s);
+        self.by_id.insert(id, s);
         s
     }
 
@@ -168,7 +158,7 @@ impl Slots {
     /// still find it.
     pub(crate) fn take(&mut self, s: Slot) -> Option<Episode> {
         let rec = self.records.get_mut(s as usize)?.take()?;
-        self.by_id.remove(&id_key(rec.id()));
+        self.by_id.remove(&rec.id());
         self.free.push(s);
         Some(rec)
     }
