@@ -364,8 +364,9 @@ struct Walk<'w, 'a> {
     params: &'w CrossParams,
 }
 
-/// The neighbours of the last level, merged by record ([`Walk::expand_last`]): records
-/// reached before, by position, and new records, each with its largest value.
+/// The neighbours of one partition of the last level, merged by record
+/// ([`Walk::expand_last`]): records reached before, by position, and new records, each with
+/// its largest value.
 #[derive(Default)]
 struct LastLevel {
     improved: Vec<(u32, f64)>,
@@ -768,8 +769,9 @@ impl Walk<'_, '_> {
     /// (a few thousand neighbours, its table in cache) is then merged by record on its own
     /// task, keeping the largest value, and each record found is either one reached
     /// before, returned with its position and value, or a new one, returned with its value.
-    /// The order of both lists depends on the level only, not on the tasks' timing.
-    fn expand_last(&self, reached: &Reached, frontier: &[(u32, f64)]) -> LastLevel {
+    /// Returns one [`LastLevel`] per partition, in partition order: the order depends on
+    /// the level only, not on the tasks' timing.
+    fn expand_last(&self, reached: &Reached, frontier: &[(u32, f64)]) -> Vec<LastLevel> {
         let tasks: Vec<Vec<(RecordKey, f64)>> = frontier
             .par_chunks(CHUNK)
             .map(|chunk| {
@@ -786,7 +788,7 @@ impl Walk<'_, '_> {
         // Each task's neighbours grouped by partition (a counting sort), with its offsets.
         let grouped: Vec<Parted> =
             tasks.into_par_iter().map(|items| Parted::new(&items, parts, part_of)).collect();
-        let merged: Vec<LastLevel> = (0..parts)
+        (0..parts)
             .into_par_iter()
             .map(|p| {
                 let size: usize = grouped.iter().map(|g| g.part(p).len()).sum();
@@ -816,16 +818,7 @@ impl Walk<'_, '_> {
                 }
                 out
             })
-            .collect();
-        let mut out = LastLevel {
-            improved: Vec::with_capacity(merged.iter().map(|m| m.improved.len()).sum()),
-            fresh: Vec::with_capacity(merged.iter().map(|m| m.fresh.len()).sum()),
-        };
-        for m in merged {
-            out.improved.extend(m.improved);
-            out.fresh.extend(m.fresh);
-        }
-        out
+            .collect()
     }
 
     fn run_in(&self, seeds: &[LayerRecord], scratch: &mut Scratch) -> CrossActivation {
@@ -842,22 +835,22 @@ impl Walk<'_, '_> {
         }
         let n_seeds = reached.records.len();
         frontier.extend(next.drain(..).map(|p| (p, initial)));
-        // The new records of a last level merged by partition (they never enter `reached`).
-        let mut last = Vec::new();
+        // The records of a last level merged by partition (the new ones never enter
+        // `reached`).
+        let mut last: Vec<LastLevel> = Vec::new();
         let mut level = 0;
         while level < max_depth && !frontier.is_empty() {
             let next_level = level + 1;
             let expands = next_level < max_depth;
             if frontier.len() >= self.params.parallel_min_frontier && !expands {
                 let _s = tracing::debug_span!("expand_last", level, frontier = frontier.len()).entered();
-                let last_level = self.expand_last(reached, frontier);
-                for &(p, a) in &last_level.improved {
+                last = self.expand_last(reached, frontier);
+                for &(p, a) in last.iter().flat_map(|part| &part.improved) {
                     let v = &mut reached.values[p as usize];
                     if a > *v {
                         *v = a;
                     }
                 }
-                last = last_level.fresh;
             } else if frontier.len() >= self.params.parallel_min_frontier {
                 let _s = tracing::debug_span!("expand_parallel", level, frontier = frontier.len()).entered();
                 for (t, node, local, na) in self.expand_parallel(reached, frontier).into_iter().flatten() {
@@ -917,7 +910,7 @@ impl Walk<'_, '_> {
         for (record, &value) in reached.records.iter().zip(&reached.values).skip(n_seeds) {
             out.groups[layer_slot(record.layer)].push((record.id, value));
         }
-        for (record, value) in last {
+        for &(record, value) in last.iter().flat_map(|part| &part.fresh) {
             out.groups[layer_slot(record.layer)].push((record.id, value));
         }
         out
